@@ -1,0 +1,61 @@
+"""prune_engine: decide which files and Parquet row groups a query can skip, before reading them.
+
+>>> import pyarrow as pa, prune_engine as pe
+>>> stats = pa.table({
+...     "container": ["a", "b"],
+...     "num_records": [10, 10],
+...     "min_values": [{"x": 0}, {"x": 6}],
+...     "max_values": [{"x": 4}, {"x": 9}],
+...     "null_count": [{"x": 0}, {"x": 0}],
+... })
+>>> pe.prune(stats, "x > 5").to_pylist()
+[False, True]
+"""
+
+from __future__ import annotations
+
+from prune_engine.errors import (
+    IndexCorruptError,
+    PruneEngineError,
+    SqlParseError,
+    StatsError,
+    TypeMismatchError,
+    UnknownColumnError,
+)
+from prune_engine.expr.builder import col, lit
+from prune_engine.api import compile, explain, prune
+from prune_engine.compile.plan import PruningProgram
+from prune_engine.stats.table import StatsTable
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # pruning
+    "prune", "compile", "explain", "PruningProgram",
+    # expressions
+    "col", "lit",
+    # statistics
+    "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
+    # errors
+    "PruneEngineError", "SqlParseError", "UnknownColumnError", "TypeMismatchError",
+    "StatsError", "IndexCorruptError",
+]
+
+# heavier entry points load on first use, so that `import prune_engine` stays fast
+_LAZY = {
+    "collect_stats": "prune_engine.stats.collect",
+    "update_stats": "prune_engine.stats.collect",
+    "stats_from_arrow": "prune_engine.stats.from_arrow",
+    "read_stats": "prune_engine.stats.io",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prune_engine' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,76 @@
+"""The one family of errors prune_engine raises.
+
+Every error a user can see derives from :class:`PruneEngineError`; third-party exceptions
+(sqlglot, pyarrow, numba) are caught at the boundary and re-raised as one of these, with
+structured fields that tests and callers can read instead of parsing the message.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class PruneEngineError(Exception):
+    """Root of every error prune_engine raises."""
+
+
+class SqlParseError(PruneEngineError, ValueError):
+    """Malformed SQL text; ``line`` and ``col`` (1-based) point at the fault.
+
+    >>> import prune_engine as pe
+    >>> try:
+    ...     pe.compile("x > AND 5", None)
+    ... except pe.SqlParseError as e:
+    ...     (e.line, e.col)
+    (1, 7)
+    """
+
+    def __init__(self, message: str, sql: str, line: int, col: int):
+        self.sql = sql
+        self.line = line
+        self.col = col
+        super().__init__(f"{message} (line {line}, column {col})\n  {_highlight(sql, line, col)}")
+
+
+def _highlight(sql: str, line: int, col: int) -> str:
+    lines = sql.splitlines() or [""]
+    text = lines[min(max(line, 1), len(lines)) - 1]
+    return f"{text}\n  {' ' * max(col - 1, 0)}^"
+
+
+class UnknownColumnError(PruneEngineError, KeyError):
+    """A predicate names a column the statistics table does not describe."""
+
+    def __init__(self, column: str, known: Sequence[str]):
+        self.column = column
+        self.known = list(known)
+        shown = ", ".join(self.known[:50]) + (" ..." if len(self.known) > 50 else "")
+        super().__init__(f"unknown column {column!r}; the statistics know: {shown}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class TypeMismatchError(PruneEngineError, TypeError):
+    """A predicate compares values of types that cannot be compared (e.g. a string column to 5)."""
+
+
+class StatsError(PruneEngineError, ValueError):
+    """A malformed statistics table: a missing or mistyped column, or impossible values.
+
+    ``column`` names the offending stats column and ``containers`` lists (up to ten of) the
+    first offending containers, when the fault is per container.
+    """
+
+    def __init__(self, message: str, column: str | None = None, containers: Sequence = ()):
+        self.column = column
+        self.containers = list(containers)
+        super().__init__(message)
+
+
+class IndexCorruptError(PruneEngineError, ValueError):
+    """Index bytes (n-gram, bloom) that fail their checksum or carry an unknown version."""
+
+    def __init__(self, message: str, container=None):
+        self.container = container
+        super().__init__(message)

@@ -1,0 +1,77 @@
+"""The statistics-table layout: column names and conventions, defined once.
+
+One row per container (a file or a Parquet row group), Delta-Lake style::
+
+    container         string   unique id, e.g. "path" or "path#rg=3"
+    path, row_group   string, int32 (optional)   where the container lives
+    partition_values  struct   (optional) typed Hive-style partition values
+    num_records       int64    row count; null = unknown
+    min_values        struct   lower bounds of the non-null, non-NaN values (nested structs
+    max_values        struct   upper bounds     mirror nested columns); null = unknown
+    null_count        struct   same field names, int64 leaves; null = unknown
+    nan_count         struct   (optional) over float leaves; null or missing = unknown
+    ngram_index       struct<col: binary>  (optional) per-container index bytes
+
+A stats struct that is null as a whole for a container means that every field under it is
+unknown there. Leaves inside lists and maps describe *elements*, not rows: such a field is
+marked with :data:`ELEMENT_KEY` metadata (value ``b"list"`` or ``b"map"``) and its type is the
+element's (for a map, ``struct<key, value>``).
+
+>>> import pyarrow as pa
+>>> f = element_field("tags", pa.string())
+>>> is_element_field(f), f.type
+(True, DataType(string))
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+CONTAINER = "container"
+PATH = "path"
+ROW_GROUP = "row_group"
+PARTITION_VALUES = "partition_values"
+NUM_RECORDS = "num_records"
+MIN_VALUES = "min_values"
+MAX_VALUES = "max_values"
+NULL_COUNT = "null_count"
+NAN_COUNT = "nan_count"
+NGRAM_INDEX = "ngram_index"
+
+#: the per-column statistics structs, in the order they are usually laid out
+STAT_STRUCTS = (MIN_VALUES, MAX_VALUES, NULL_COUNT, NAN_COUNT)
+
+#: field-metadata key marking a stats field that describes list or map elements
+ELEMENT_KEY = b"prune_engine.element"
+
+#: schema-metadata key of the saved stats format version
+FORMAT_VERSION_KEY = b"prune_engine.stats_format"
+FORMAT_VERSION = 1
+
+
+def element_field(name: str, element_type: pa.DataType, kind: str = "list") -> pa.Field:
+    """A stats field describing the elements of a list (``kind="list"``) or map (``"map"``)."""
+    if kind not in ("list", "map"):
+        raise ValueError(f"kind must be 'list' or 'map', not {kind!r}")
+    return pa.field(name, element_type, metadata={ELEMENT_KEY: kind.encode()})
+
+
+def is_element_field(field: pa.Field) -> bool:
+    """True when ``field`` describes list or map elements rather than row values."""
+    return bool(field.metadata) and ELEMENT_KEY in field.metadata
+
+
+def leaf_paths(struct_type: pa.DataType, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every leaf path of a stats struct type, nested structs flattened (``("st", "a")``).
+
+    >>> leaf_paths(pa.struct([("x", pa.int64()), ("st", pa.struct([("a", pa.string())]))]))
+    [('x',), ('st', 'a')]
+    """
+    out: list[tuple[str, ...]] = []
+    for field in struct_type:
+        path = prefix + (field.name,)
+        if pa.types.is_struct(field.type):
+            out.extend(leaf_paths(field.type, path))
+        else:
+            out.append(path)
+    return out

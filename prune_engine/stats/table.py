@@ -1,0 +1,72 @@
+"""``StatsTable``: a thin wrapper over a ``pa.Table`` in the statistics layout.
+
+A plain ``pa.Table`` is always accepted wherever a ``StatsTable`` is; the wrapper adds
+``save()`` and keeps the per-column numpy views that evaluation builds, so that a second
+``prune()`` over the same statistics does not rebuild them.
+
+>>> import pyarrow as pa, prune_engine as pe
+>>> t = pa.table({"container": ["a"], "num_records": [3]})
+>>> pe.StatsTable(t).num_rows
+1
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+
+class StatsTable:
+    """Statistics for ``num_rows`` containers, one row each (see :mod:`prune_engine.stats.layout`)."""
+
+    def __init__(self, table: pa.Table, metadata: dict[str, Any] | None = None):
+        if isinstance(table, StatsTable):
+            metadata = {**table.metadata, **(metadata or {})}
+            table = table.table
+        if not isinstance(table, pa.Table):
+            raise TypeError(f"StatsTable wraps a pyarrow.Table, not {type(table).__name__}")
+        self.table = table
+        #: facts about how the table was made, e.g. ``{"skipped_files": [...]}``
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self._cache: dict = {}
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.table.schema
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return self.table.column(name)
+
+    def to_arrow(self) -> pa.Table:
+        return self.table
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.table.__arrow_c_stream__(requested_schema)
+
+    def save(self, path) -> None:
+        """Write the statistics to a Parquet file with the format version in its metadata."""
+        from prune_engine.stats.io import save_stats
+
+        save_stats(self, path)
+
+    def __repr__(self) -> str:
+        return f"StatsTable({self.num_rows} containers, columns={self.table.column_names})"
+
+
+def as_stats_table(stats) -> StatsTable:
+    """Accept a ``StatsTable`` or a ``pa.Table`` (or anything with an Arrow C stream)."""
+    if isinstance(stats, StatsTable):
+        return stats
+    if isinstance(stats, pa.Table):
+        return StatsTable(stats)
+    if hasattr(stats, "__arrow_c_stream__"):
+        return StatsTable(pa.table(stats))
+    raise TypeError(f"statistics must be a pyarrow.Table or StatsTable, not {type(stats).__name__}")
