@@ -1,0 +1,359 @@
+"""Exact statistics computed from Arrow data, for sources without footers (CSV, JSON, memory).
+
+``stats_from_arrow`` splits the rows into containers (by a container column, or one table /
+record batch per container), then computes every leaf's min, max, null count and, for float
+leaves, NaN count with one grouped aggregation per leaf (``Table.group_by(...).aggregate``):
+no Python loop over rows or containers.
+
+Rules that keep the bounds true under IEEE comparison:
+
+- NaN is excluded from min/max (counted in ``nan_count``); an all-NaN container has null bounds.
+- ``-0.0`` and ``+0.0`` compare equal, so Arrow's min may return either; the min is made
+  ``-0.0`` whenever the container holds a ``-0.0`` zero, and the max ``+0.0`` whenever it
+  holds a ``+0.0`` zero (the min of ``{-0.0, 0.0}`` is ``-0.0``, its max ``0.0``).
+- A null parent struct makes its leaves null for that row.
+- Leaves inside lists and maps describe the elements (fields built with
+  :func:`~prune_engine.stats.layout.element_field`); for a map the element is
+  ``struct<key, value>``. The null count of an element that is itself a list or map is unknown.
+
+>>> import pyarrow as pa, prune_engine as pe
+>>> data = pa.table({"part": ["a", "b", "a"], "x": [3, None, 1]})
+>>> stats = pe.stats_from_arrow(data, container="part")
+>>> stats.column("min_values").to_pylist(), stats.column("null_count").to_pylist()
+([{'x': 1}, {'x': None}], [{'x': 0}, {'x': 1}])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from prune_engine.errors import StatsError
+from prune_engine.stats import layout
+from prune_engine.stats.table import StatsTable
+
+__all__ = ["stats_from_arrow"]
+
+
+@dataclass
+class LeafStats:
+    """One stats field (a leaf or a nested struct) as four parallel arrays over containers.
+
+    ``nans`` is ``None`` when the field holds no float leaf. Field objects carry the name and
+    the element metadata, so that nested structs can be assembled from their children.
+    """
+
+    min_field: pa.Field
+    mins: pa.Array
+    maxs: pa.Array
+    null_field: pa.Field
+    nulls: pa.Array
+    nan_field: pa.Field | None = None
+    nans: pa.Array | None = None
+
+    def renamed(self, name: str, kind: str | None = None) -> "LeafStats":
+        """The same statistics under ``name``; ``kind`` ("list"/"map") marks element stats."""
+
+        def field(f: pa.Field | None) -> pa.Field | None:
+            if f is None:
+                return None
+            if kind is None:
+                return pa.field(name, f.type, metadata=f.metadata)
+            return layout.element_field(name, f.type, kind)
+
+        return LeafStats(field(self.min_field), self.mins, self.maxs, field(self.null_field),
+                         self.nulls, field(self.nan_field), self.nans)
+
+
+def struct_stats(name: str, children: Sequence[LeafStats], length: int) -> LeafStats:
+    """Assemble children's statistics into one struct field named ``name``."""
+    mins = _struct([c.mins for c in children], [c.min_field for c in children], length)
+    maxs = _struct([c.maxs for c in children], [c.min_field for c in children], length)
+    nulls = _struct([c.nulls for c in children], [c.null_field for c in children], length)
+    with_nan = [c for c in children if c.nans is not None]
+    nan_field = nans = None
+    if with_nan:
+        nans = _struct([c.nans for c in with_nan], [c.nan_field for c in with_nan], length)
+        nan_field = pa.field(name, nans.type)
+    return LeafStats(pa.field(name, mins.type), mins, maxs, pa.field(name, nulls.type), nulls,
+                     nan_field, nans)
+
+
+def _struct(arrays: Sequence[pa.Array], fields: Sequence[pa.Field], length: int) -> pa.StructArray:
+    if not arrays:
+        return pa.array([{}] * length, pa.struct([]))
+    return pa.StructArray.from_arrays(list(arrays), fields=list(fields))
+
+
+def stats_table(container_ids: Sequence[str], num_records, top: Sequence[LeafStats],
+                extra: dict[str, pa.Array] | None = None,
+                leading: dict[str, pa.Array] | None = None) -> pa.Table:
+    """The stats table in the DESIGN.md layout from top-level column statistics.
+
+    ``leading`` columns (e.g. ``path``, ``row_group``) go right after ``container``; ``extra``
+    columns (e.g. ``partition_values``, ``ngram_index``) go at the end.
+    """
+    n = len(container_ids)
+    whole = struct_stats("", top, n)
+    columns: dict[str, pa.Array] = {layout.CONTAINER: pa.array(list(container_ids), pa.string())}
+    columns.update(leading or {})
+    columns[layout.NUM_RECORDS] = pa.array(num_records, pa.int64())
+    columns[layout.MIN_VALUES] = whole.mins
+    columns[layout.MAX_VALUES] = whole.maxs
+    columns[layout.NULL_COUNT] = whole.nulls
+    if whole.nans is not None:
+        columns[layout.NAN_COUNT] = whole.nans
+    columns.update(extra or {})
+    return pa.table(columns)
+
+
+# --------------------------------------------------------------------------------------------
+# splitting rows into containers
+
+
+def _as_table(item, what: str) -> pa.Table:
+    if isinstance(item, pa.Table):
+        return item
+    if isinstance(item, pa.RecordBatch):
+        return pa.Table.from_batches([item])
+    if hasattr(item, "__arrow_c_stream__") or hasattr(item, "__arrow_c_array__"):
+        return pa.table(item)
+    raise StatsError(f"{what} must be a pyarrow Table or RecordBatch, not {type(item).__name__}")
+
+
+def _split_by_column(table: pa.Table, name: str) -> tuple[pa.Table, np.ndarray, list[str]]:
+    if name not in table.column_names:
+        raise StatsError(f"container column {name!r} is not a column of the data; "
+                         f"columns: {', '.join(table.column_names)}", column=name)
+    column = table.column(name)
+    if column.null_count:
+        raise StatsError(f"container column {name!r} holds {column.null_count} null value(s); "
+                         "every row needs a container id", column=name)
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    try:
+        ids = encoded.dictionary.cast(pa.string()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise StatsError(f"container column {name!r} of type {column.type} cannot be turned "
+                         f"into string ids: {e}", column=name) from None
+    if len(set(ids)) != len(ids):
+        raise StatsError(f"container column {name!r}: distinct values map to the same string id",
+                         column=name)
+    gids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return table.drop_columns([name]), gids, ids
+
+
+def _split_by_items(items: Iterable, ids) -> tuple[pa.Table, np.ndarray, list[str]]:
+    tables = [_as_table(item, f"container #{i}") for i, item in enumerate(items)]
+    if ids is None:
+        ids = [str(i) for i in range(len(tables))]
+    else:
+        ids = [str(i) for i in ids]
+        if len(ids) != len(tables):
+            raise StatsError(f"container= lists {len(ids)} ids for {len(tables)} tables/batches")
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise StatsError(f"container ids must be unique; repeated: {dup[:10]}",
+                         column=layout.CONTAINER, containers=dup[:10])
+    if not tables:
+        return pa.table({}), np.zeros(0, np.int64), ids
+    try:
+        table = pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        raise StatsError(f"the containers' schemas cannot be unified: {e}") from None
+    counts = [t.num_rows for t in tables]
+    gids = np.repeat(np.arange(len(tables), dtype=np.int64), counts)
+    return table, gids, ids
+
+
+# --------------------------------------------------------------------------------------------
+# per-leaf grouped aggregation
+
+
+def _scatter(result: pa.Table, name: str, slots: pa.Array) -> pa.Array:
+    return result.column(name).combine_chunks().take(slots)
+
+
+def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafStats:
+    """min, max, null count (and NaN count for floats) of ``values`` per container id."""
+    typ = values.type
+    if pa.types.is_dictionary(typ):
+        values, typ = values.dictionary_decode(), typ.value_type
+    if isinstance(typ, pa.ExtensionType):
+        values, typ = values.storage, typ.storage_type
+    is_float = pa.types.is_floating(typ)
+    columns = {"g": pa.array(gids, pa.int64()), "v": values}
+    aggs = [("v", "count", pc.CountOptions(mode="only_null"))]
+    bounds = [("v", "min"), ("v", "max")]
+    if is_float:
+        raw = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+        zero = raw == 0  # nulls became NaN, never zero
+        columns["nan"] = pc.cast(pc.is_nan(values), pa.int64())
+        columns["neg0"] = pa.array(zero & np.signbit(raw))
+        columns["pos0"] = pa.array(zero & ~np.signbit(raw))
+        sum0 = pc.ScalarAggregateOptions(min_count=0)
+        aggs += [("nan", "sum", sum0), ("neg0", "any"), ("pos0", "any")]
+    grouped = pa.table(columns).group_by("g", use_threads=False)
+    try:
+        result = grouped.aggregate(aggs + bounds)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        result = grouped.aggregate(aggs)  # a type without an order: bounds unknown
+        bounds = []
+    slot = np.full(n, -1, np.int64)
+    slot[result.column("g").to_numpy()] = np.arange(result.num_rows)
+    slots = pa.array(slot, mask=slot < 0)
+    nulls = pc.fill_null(_scatter(result, "v_count", slots), 0)  # no rows: no nulls
+    if bounds:
+        mins, maxs = _scatter(result, "v_min", slots), _scatter(result, "v_max", slots)
+    else:
+        mins = maxs = pa.nulls(n, typ)
+    nan_field = nans = None
+    if is_float:
+        nans = pc.fill_null(_scatter(result, "nan_sum", slots), 0)
+        nan_field = pa.field(name, pa.int64())
+        if bounds:
+            neg0 = _scatter(result, "neg0_any", slots)
+            pos0 = _scatter(result, "pos0_any", slots)
+            mins = _signed_zero_bound(mins, neg0, pos0, lower=True)
+            maxs = _signed_zero_bound(maxs, neg0, pos0, lower=False)
+    field = pa.field(name, typ)
+    return LeafStats(field, mins, maxs, pa.field(name, pa.int64()), nulls, nan_field, nans)
+
+
+def _signed_zero_bound(bound: pa.Array, neg0: pa.Array, pos0: pa.Array, lower: bool) -> pa.Array:
+    """Fix the sign of a zero bound and turn a NaN bound (all-NaN container) into null."""
+    typ = bound.type
+    raw = np.asarray(bound.to_numpy(zero_copy_only=False), dtype=np.float64)
+    missing = np.asarray(bound.is_null().to_numpy(zero_copy_only=False)) | np.isnan(raw)
+    has_neg = np.asarray(pc.fill_null(neg0, False).to_numpy(zero_copy_only=False), dtype=bool)
+    has_pos = np.asarray(pc.fill_null(pos0, False).to_numpy(zero_copy_only=False), dtype=bool)
+    zero = raw == 0
+    if lower:  # -0.0 when a -0.0 is present, else +0.0
+        raw = np.where(zero, np.where(has_neg, -0.0, 0.0), raw)
+    else:  # +0.0 when a +0.0 is present, else -0.0
+        raw = np.where(zero, np.where(has_pos, 0.0, -0.0), raw)
+    raw = np.where(missing, 0.0, raw)
+    return pa.array(raw, pa.float64(), mask=missing).cast(typ)
+
+
+def column_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafStats:
+    """Statistics of one (possibly nested) column, one entry per container id in ``0..n-1``."""
+    typ = values.type
+    if pa.types.is_struct(typ):
+        children = [column_stats(typ.field(i).name, child, gids, n)
+                    for i, child in enumerate(values.flatten())]
+        return struct_stats(name, children, n)
+    if pa.types.is_map(typ):
+        entry = pa.struct([pa.field("key", typ.key_type), pa.field("value", typ.item_type)])
+        return _element_stats(name, values.cast(pa.list_(entry)), gids, n, "map")
+    if pa.types.is_list_view(typ) or pa.types.is_large_list_view(typ):
+        return _element_stats(name, values.cast(pa.large_list(typ.value_field)), gids, n, "list")
+    if (pa.types.is_list(typ) or pa.types.is_large_list(typ)
+            or pa.types.is_fixed_size_list(typ)):
+        return _element_stats(name, values, gids, n, "list")
+    return _leaf_stats(name, values, gids, n)
+
+
+def _element_stats(name: str, lists: pa.Array, gids: np.ndarray, n: int, kind: str) -> LeafStats:
+    elements = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    inner = column_stats(name, elements, gids[parents], n)
+    etype = elements.type
+    if pa.types.is_map(etype) or pa.types.is_list(etype) or pa.types.is_large_list(etype) \
+            or pa.types.is_fixed_size_list(etype):
+        # the elements are themselves collections: a null one is not counted by the leaf counts
+        inner.nulls = pa.nulls(n, inner.null_field.type)
+    return inner.renamed(name, kind)
+
+
+# --------------------------------------------------------------------------------------------
+# n-gram indexes
+
+
+def _ngram_column(table: pa.Table, names: Sequence[str], gids: np.ndarray, n: int,
+                  gram_size: int, case_insensitive: bool) -> pa.StructArray:
+    from prune_engine.ngram.build import build_index_column
+
+    order = np.argsort(gids, kind="stable")
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(gids, minlength=n), out=offsets[1:])
+    fields, arrays = [], []
+    for name in names:
+        values = table.column(name).combine_chunks().take(pa.array(order))
+        built = build_index_column(values, offsets, gram_size=gram_size,
+                                   case_insensitive=case_insensitive)
+        arrays.append(built)
+        fields.append(pa.field(name, pa.binary()))
+    return pa.StructArray.from_arrays(arrays, fields=fields)
+
+
+def ngram_columns(ngram, schema: pa.Schema) -> list[str]:
+    """Validate ``ngram=`` (a column name or a list of them): existing string columns only."""
+    if ngram is None:
+        return []
+    names = [ngram] if isinstance(ngram, str) else list(ngram)
+    for name in names:
+        if not isinstance(name, str) or name not in schema.names:
+            raise StatsError(f"ngram= names {name!r}, which is not a column of the data; "
+                             f"columns: {', '.join(schema.names)}", column=str(name))
+        typ = schema.field(name).type
+        if pa.types.is_dictionary(typ):
+            typ = typ.value_type
+        if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)
+                or pa.types.is_string_view(typ)):
+            raise StatsError(f"ngram= column {name!r} has type {typ}; an n-gram index needs a "
+                             "string column", column=name)
+    return names
+
+
+# --------------------------------------------------------------------------------------------
+# public entry point
+
+
+def stats_from_arrow(data, container: str | Sequence[str] | None = None, ngram=None,
+                     gram_size: int = 3, ngram_case_insensitive: bool = False) -> StatsTable:
+    """Exact statistics (min, max, null and NaN counts) of Arrow data, one row per container.
+
+    ``data`` is either a table split by the column named ``container`` (container ids are its
+    distinct values as strings, in first-seen order; the column itself is not described), or an
+    iterable of tables / record batches, one per container (ids ``"0"``, ``"1"``, ... unless
+    ``container`` lists them). A single table without ``container`` is one container ``"0"``.
+    ``ngram`` names string columns to index into ``ngram_index`` (n-grams of ``gram_size``).
+
+    >>> import pyarrow as pa, prune_engine as pe
+    >>> stats = pe.stats_from_arrow([pa.table({"f": [0.0, -0.0, float("nan")]}),
+    ...                              pa.table({"f": pa.array([], pa.float64())})])
+    >>> stats.column("num_records").to_pylist(), stats.column("nan_count").to_pylist()
+    ([3, 0], [{'f': 1}, {'f': 0}])
+    >>> stats.column("min_values").to_pylist(), stats.column("max_values").to_pylist()
+    ([{'f': -0.0}, {'f': None}], [{'f': 0.0}, {'f': None}])
+    """
+    if isinstance(container, str):
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            raise StatsError("container= names a column, so data must be one pyarrow Table or "
+                             f"RecordBatch, not {type(data).__name__}")
+        table, gids, ids = _split_by_column(_as_table(data, "data"), container)
+    elif isinstance(data, (pa.Table, pa.RecordBatch)):
+        table, gids, ids = _split_by_items([data], container)
+    else:
+        try:
+            items = iter(data)
+        except TypeError:
+            raise StatsError("data must be a pyarrow Table / RecordBatch or an iterable of them, "
+                             f"not {type(data).__name__}") from None
+        table, gids, ids = _split_by_items(items, container)
+    if isinstance(gram_size, bool) or not isinstance(gram_size, int) or gram_size < 1:
+        raise StatsError(f"gram_size must be a positive int, not {gram_size!r}")
+    names = ngram_columns(ngram, table.schema)
+    n = len(ids)
+    top = [column_stats(field.name, table.column(field.name).combine_chunks(), gids, n)
+           for field in table.schema]
+    extra = {}
+    if names:
+        extra[layout.NGRAM_INDEX] = _ngram_column(table, names, gids, n, gram_size,
+                                                  ngram_case_insensitive)
+    num_records = np.bincount(gids, minlength=n).astype(np.int64)
+    return StatsTable(stats_table(ids, num_records, top, extra=extra))
