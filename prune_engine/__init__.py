@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from prune_engine.errors import (
     IndexCorruptError,
+    PatternError,
     PruneEngineError,
     SqlParseError,
     StatsError,
@@ -38,7 +39,7 @@ __all__ = [
     "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
     # errors
     "PruneEngineError", "SqlParseError", "UnknownColumnError", "TypeMismatchError",
-    "StatsError", "IndexCorruptError",
+    "StatsError", "IndexCorruptError", "PatternError",
 ]
 
 # heavier entry points load on first use, so that `import prune_engine` stays fast

@@ -55,6 +55,10 @@ class TypeMismatchError(PruneEngineError, TypeError):
     """A predicate compares values of types that cannot be compared (e.g. a string column to 5)."""
 
 
+class PatternError(PruneEngineError, ValueError):
+    """A malformed LIKE or regular-expression pattern (e.g. a dangling ESCAPE character)."""
+
+
 class StatsError(PruneEngineError, ValueError):
     """A malformed statistics table: a missing or mistyped column, or impossible values.
 

@@ -1,9 +1,124 @@
-"""PLACEHOLDER while the compiler is written (replaced in this session)."""
+"""``PruningProgram``: a predicate compiled once, evaluated over any number of stats tables.
+
+Compiling runs the front end (SQL text, builder or ``pyarrow.compute.Expression`` to one
+immutable tree), the rewrite rules (:mod:`prune_engine.compile.rules`: literal casts, sides,
+NOT push-down, constant folding) and lowering (:mod:`prune_engine.compile.lower`: the tree of
+container tests). Evaluating reads each statistics column the tests touch once, as numpy views,
+and combines the tests' masks in one vectorized pass: no Python loop over containers.
+
+The intuition, per container (DataFusion's PruningPredicate, with three-valued logic):
+
+============  =====================================  ==================================
+predicate     the statistics say                     verdict
+============  =====================================  ==================================
+``x = 5``     min 0, max 4                           prune: no value can equal 5
+``x = 5``     min 0, max 9                           keep: some value may be 5
+``x = 5``     min unknown                            keep: unknown keeps
+``x = 5``     null_count = num_records (all NULL)    prune: ``NULL = 5`` is never TRUE
+``x IS NULL`` null_count 0                           prune
+``NOT b``     min TRUE                               prune: ``b = FALSE`` has no row
+============  =====================================  ==================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from prune_engine.compile.bind import StatsSchema
+from prune_engine.compile.lower import Lowering
+from prune_engine.compile.rules import rewrite
+from prune_engine.evaluate.checks import Check, mask_to_arrow
+from prune_engine.evaluate.context import EvalContext
+from prune_engine.expr import nodes as n
+from prune_engine.expr.convert import to_expr
+from prune_engine.stats import layout
+from prune_engine.stats.table import StatsTable, as_stats_table
+from prune_engine.stats.validate import check_layout
 
 
 class PruningProgram:
-    pass
+    """A compiled predicate. ``evaluate(stats)`` gives the keep-mask; ``explain(stats)`` says why.
+
+    Attributes: ``expr`` (the predicate as parsed), ``rewritten`` (after the rewrite rules:
+    the form the tests were built from), ``check`` (the tree of container tests).
+    """
+
+    def __init__(self, expr: n.Expr, rewritten: n.Expr, check: Check, schema: pa.Schema):
+        self.expr = expr
+        self.rewritten = rewritten
+        self.check = check
+        self.schema = schema
+
+    def __repr__(self) -> str:
+        return f"PruningProgram({self.rewritten})"
+
+    def _check_for(self, stats: StatsTable) -> Check:
+        if self.schema is not None and stats.schema.equals(self.schema, check_metadata=False):
+            return self.check
+        check_layout(stats.schema)  # same predicate, another layout: bind again
+        return Lowering(StatsSchema(stats.schema)).lower(self.rewritten)
+
+    def evaluate(self, stats: StatsTable | pa.Table, *, on_invalid: str = "raise") -> pa.BooleanArray:
+        """The keep-mask: True where a row may match, never null."""
+        return mask_to_arrow(self._evaluate(as_stats_table(stats), on_invalid)[0])
+
+    def _evaluate(self, stats: StatsTable, on_invalid: str):
+        check = self._check_for(stats)
+        ctx = EvalContext(stats, on_invalid)
+        mask = check.evaluate(ctx)
+        not_empty = ctx.not_empty()
+        if not_empty is not None:
+            mask &= not_empty  # an empty container matches nothing
+        if ctx.invalid.any():
+            mask |= ctx.invalid
+        return mask, ctx, check
+
+    def explain(self, stats: StatsTable | pa.Table, *, on_invalid: str = "raise") -> pa.Table:
+        """Per container: ``container``, ``keep`` and ``reason``, the part of the predicate
+        (SQL text) that the statistics proved empty (null where kept)."""
+        stats = as_stats_table(stats)
+        mask, ctx, check = self._evaluate(stats, on_invalid)
+        reasons = np.full(ctx.n, None, dtype=object)
+        pruned = ~mask
+        not_empty = ctx.not_empty()
+        if not_empty is not None:
+            reasons[pruned & ~not_empty] = "num_records = 0"
+            pruned &= not_empty
+        _assign_reasons(check, ctx, np.flatnonzero(pruned), reasons)
+        table = stats.table
+        container = (table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names
+                     else pa.array([str(i) for i in range(ctx.n)]))
+        return pa.table({"container": container, "keep": mask_to_arrow(mask),
+                         "reason": pa.array(reasons, type=pa.string())})
 
 
-def compile_predicate(expr, schema):
-    raise NotImplementedError("compiler not yet landed")
+def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np.ndarray) -> None:
+    """For containers ``idx`` (all pruned by ``check``): name the smallest part that proves it.
+    For an AND, the first conjunct that is FALSE there; otherwise the node itself."""
+    if len(idx) == 0:
+        return
+    from prune_engine.evaluate.checks import AllOf
+
+    if isinstance(check, AllOf):
+        left = idx
+        for part in check.parts:
+            m = part.evaluate(ctx)
+            here = left[~m[left]]
+            _assign_reasons(part, ctx, here, reasons)
+            left = left[m[left]]
+            if len(left) == 0:
+                return
+        reasons[left] = check.sql  # no single conjunct: the combination proves it
+        return
+    reasons[idx] = check.sql or "FALSE"
+
+
+def compile_predicate(expr, schema: pa.Schema | None) -> PruningProgram:
+    """Parse, rewrite and lower ``expr`` against the statistics ``schema``."""
+    node = to_expr(expr)
+    if schema is not None:
+        check_layout(schema)
+    rewritten = rewrite(node)
+    check = Lowering(StatsSchema(schema)).lower(rewritten)
+    return PruningProgram(node, rewritten, check, schema)

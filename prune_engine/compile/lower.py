@@ -1,0 +1,358 @@
+"""Lowering: turn a predicate in negation normal form into a tree of container tests.
+
+Each node of the rewritten tree becomes a :mod:`~prune_engine.evaluate.checks` test.
+Literals meet their column's type here (:meth:`Domain.coerce`): ``u8_col < -1`` is FALSE,
+``int_col = 2.5`` is FALSE, ``int_col > 2.5`` is ``int_col >= 3``. Whatever the engine cannot
+reason about (an unknown function, a cast that does not preserve order, ``ILIKE`` without an
+index) becomes "unknown", which keeps: never an error. Unknown column names and comparisons
+that cannot be typed (a string column against a number) are errors.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+from prune_engine.compile.bind import ColumnInfo, StatsSchema
+from prune_engine.errors import TypeMismatchError
+from prune_engine.evaluate import checks as c
+from prune_engine.evaluate.domains import (
+    ArrowDomain, BoolDomain, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
+)
+from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind
+from prune_engine.expr import like as likes
+from prune_engine.expr import nodes as n
+
+UNKNOWN = "unknown"
+
+#: the result of comparing with a literal outside every value of the domain
+_BELOW = {"=": False, "!=": "value", "<": False, "<=": False, ">": "value", ">=": "value"}
+_ABOVE = {"=": False, "!=": "value", "<": "value", "<=": "value", ">": False, ">=": False}
+#: comparing with NaN (NaN = NaN, NaN above +inf)
+_NAN = {"=": "nan", "!=": "regular", "<": "regular", "<=": "value", ">": False, ">=": "nan"}
+
+ARRAY_CONTAINS = "array_contains"
+
+
+def _int_limits(value: int) -> tuple[int, int]:
+    for bits in (8, 16, 32, 64):
+        if -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    return -(2**63), 2**63 - 1
+
+
+class Lowering:
+    """Compiles rewritten predicates against one statistics schema."""
+
+    def __init__(self, schema: StatsSchema):
+        self.schema = schema
+
+    # entry ---------------------------------------------------------------------------------
+    def lower(self, e: n.Expr) -> c.Check:
+        if isinstance(e, n.Literal):
+            if e.value is None or isinstance(e.value, (bool, int, float)):
+                return c.Const(bool(e.value), sql=str(e))
+            raise TypeMismatchError(f"a predicate cannot be the literal {e}")
+        if isinstance(e, n.And):
+            return c.AllOf(tuple(self.lower(a) for a in e.args), sql=str(e))
+        if isinstance(e, n.Or):
+            return c.AnyOf(tuple(self.lower(a) for a in e.args), sql=str(e))
+        if isinstance(e, n.Compare):
+            return self._compare(e)
+        if isinstance(e, n.IsNull):
+            return self._is_null(e)
+        if isinstance(e, n.InList):
+            return self._in_list(e)
+        if isinstance(e, n.Like):
+            return self._like(e)
+        if isinstance(e, n.RegexpLike):
+            return self._regexp(e)
+        if isinstance(e, n.Func) and e.name == ARRAY_CONTAINS:
+            return self._array_contains(e)
+        self._check_columns(e)
+        return c.Const(True, sql=str(e))
+
+    def _check_columns(self, e: n.Expr):
+        """Resolve every column under ``e`` (an unknown name is an error even where the
+        predicate itself is unknown)."""
+        for node in e.walk():
+            if isinstance(node, n.Func) and node.name == ARRAY_CONTAINS and node.args:
+                if isinstance(node.args[0], n.Column):
+                    self.schema.resolve_list(node.args[0].path)
+            elif isinstance(node, n.Column):
+                self._resolve_any(node.path)
+
+    def _resolve_any(self, path):
+        try:
+            return self.schema.resolve(path)
+        except Exception:
+            if self.schema.resolve_list(path) is None:
+                raise
+            return None
+
+    # operands ----------------------------------------------------------------------------
+    def operand(self, e: n.Expr):
+        """The operand for ``e`` (a column, or a monotone function of one), or None."""
+        if isinstance(e, n.Column):
+            info = self.schema.resolve(e.path)
+            if info.element:
+                raise TypeMismatchError(
+                    f"column {info.name!r} holds {info.element} elements; test them with "
+                    f"array_contains({e.path[0]}, value)")
+            dom = domain_of(info.type)
+            return ColumnOperand(info, dom) if dom is not None else None
+        if isinstance(e, n.Cast):
+            base = self.operand(e.arg)
+            if base is None:
+                return None
+            if base.domain.type == e.to:
+                return base
+            kind = cast_kind(base.domain, e.to)
+            return CastOperand(base, domain_of(e.to), kind, str(e)) if kind else None
+        if isinstance(e, n.Negate):
+            return self._arith(e.arg, -1, 0, str(e))
+        if isinstance(e, n.Arith):
+            left, right = e.left, e.right
+            if isinstance(right, n.Literal) and not isinstance(left, n.Literal):
+                k = right.value
+                if e.op == "+":
+                    return self._arith(left, 1, k, str(e))
+                if e.op == "-":
+                    return self._arith(left, 1, -k if _numeric(k) else None, str(e))
+                return self._arith(left, k, 0, str(e))
+            if isinstance(left, n.Literal) and not isinstance(right, n.Literal):
+                k = left.value
+                if e.op == "+":
+                    return self._arith(right, 1, k, str(e))
+                if e.op == "-":
+                    return self._arith(right, -1, k, str(e))
+                return self._arith(right, k, 0, str(e))
+            self._check_columns(e)
+        self._check_columns(e)
+        return None
+
+    def _arith(self, arg: n.Expr, scale, offset, text: str):
+        base = self.operand(arg)
+        if base is None or not (_numeric(scale) and _numeric(offset)):
+            return None
+        if isinstance(base.domain, IntDomain) and all(isinstance(v, int) for v in (scale, offset)):
+            lo, hi = base.domain.limits
+            for v in (scale, offset):
+                llo, lhi = _int_limits(v)
+                lo, hi = min(lo, llo), max(hi, lhi)
+            import pyarrow as pa
+
+            return ArithOperand(base, scale, offset, IntDomain(pa.int64()), (lo, hi), text)
+        if isinstance(base.domain, FloatDomain) and base.domain.dtype.itemsize == 8 and scale != 0:
+            import math
+
+            s, o = float(scale), float(offset)
+            if not (math.isfinite(s) and math.isfinite(o)):
+                return None
+            return ArithOperand(base, s, o, base.domain, None, text)
+        return None
+
+    # comparisons -------------------------------------------------------------------------
+    def _compare(self, e: n.Compare) -> c.Check:
+        left, right = e.left, e.right
+        if isinstance(right, n.Literal):
+            op = self.operand(left)
+            if op is None:
+                return c.Const(True, sql=str(e))
+            check = self.compare_literal(op, e.op, right, str(e))
+            if e.op == "=" and isinstance(op, ColumnOperand) and op.info.ngram and isinstance(right.value, str):
+                probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=str(e))
+                return c.AllOf((check, probe), sql=str(e))
+            return check
+        a, b = self.operand(left), self.operand(right)
+        if a is None or b is None:
+            return c.Const(True, sql=str(e))
+        return self._compare_columns(a, e.op, b, str(e))
+
+    def compare_literal(self, operand, op: str, lit: n.Literal, sql: str) -> c.Check:
+        d = operand.domain
+        if lit.value is None:
+            return c.Const(False, sql=sql)
+        co = d.coerce(lit.value)
+        if co.kind == "nan":
+            return self._outcome(operand, _NAN[op], sql)
+        if co.kind == "below":
+            return self._outcome(operand, _BELOW[op], sql)
+        if co.kind == "above":
+            return self._outcome(operand, _ABOVE[op], sql)
+        if co.kind == "between":
+            if op == "=":
+                return c.Const(False, sql=sql)
+            if op == "!=":
+                return self._outcome(operand, "value", sql)
+            return self._point(operand, "<=", co.lo, sql) if op in ("<", "<=") else self._point(operand, ">=", co.hi, sql)
+        if co.kind == "fuzzy":
+            if op == "=":
+                return c.AllOf((self._point(operand, ">=", co.lo, sql), self._point(operand, "<=", co.hi, sql)), sql=sql)
+            if op == "!=":
+                return self._outcome(operand, "value", sql)
+            return self._point(operand, op, co.hi if op in ("<", "<=") else co.lo, sql)
+        return self._point(operand, op, co.lo, sql)
+
+    def _point(self, operand, op: str, v, sql: str) -> c.Check:
+        """``operand op v`` for a value ``v`` on the domain's grid, maybe outside its range."""
+        tmin, tmax = operand.domain.limits
+        if tmin is not None and v < tmin:
+            return self._outcome(operand, _BELOW[op], sql)
+        if tmax is not None and v > tmax:
+            return self._outcome(operand, _ABOVE[op], sql)
+        return c.CmpLit(operand, op, operand.domain.scalar(v), operand.domain, sql=sql)
+
+    @staticmethod
+    def _outcome(operand, what, sql: str) -> c.Check:
+        if what is False:
+            return c.Const(False, sql=sql)
+        return c.Presence(operand, what, sql=sql)
+
+    def _compare_columns(self, a, op: str, b, sql: str) -> c.Check:
+        da, db = a.domain, b.domain
+        if type(da) is not type(db):
+            numeric = (IntDomain, FloatDomain)
+            if isinstance(da, numeric) and isinstance(db, numeric):
+                # ints meet floats in double precision: rounding may tie a strict inequality
+                if op == "!=":
+                    return self._both_present(a, b, sql)
+                op = {"<": "<=", ">": ">="}.get(op, op)
+                return c.CmpCols(a, op, b, da if isinstance(da, FloatDomain) else db, sql=sql)
+            raise TypeMismatchError(f"cannot compare {a.column.type} with {b.column.type} in {sql}")
+        if isinstance(da, IntDomain):
+            signed = {x.dtype.kind for x in (da, db)}
+            if len(signed) > 1 and 8 in (da.dtype.itemsize, db.dtype.itemsize):
+                return self._both_present(a, b, sql)  # int64 vs uint64: numpy would round
+            return c.CmpCols(a, op, b, da, sql=sql)
+        if isinstance(da, TemporalDomain):
+            if da.unit_ns != db.unit_ns:
+                fine, coarse = (a, b) if da.unit_ns < db.unit_ns else (b, a)
+                wrapped = CastOperand(coarse, fine.domain, "temporal", coarse.sql())
+                a, b = (fine, wrapped) if fine is a else (wrapped, fine)
+            return c.CmpCols(a, op, b, a.domain, sql=sql)
+        if isinstance(da, DecimalDomain):
+            if da.type.scale != db.type.scale or not (da.small and db.small):
+                return self._both_present(a, b, sql)
+            return c.CmpCols(a, op, b, da, sql=sql)
+        if isinstance(da, ArrowDomain):
+            if da.is_text != db.is_text:
+                raise TypeMismatchError(f"cannot compare {a.column.type} with {b.column.type} in {sql}")
+            if da.type != db.type:
+                return self._both_present(a, b, sql)
+            return c.CmpCols(a, op, b, da, sql=sql)
+        return c.CmpCols(a, op, b, da, sql=sql)  # float/float, bool/bool
+
+    @staticmethod
+    def _both_present(a, b, sql):
+        return c.AllOf((c.Presence(a, "value"), c.Presence(b, "value")), sql=sql)
+
+    # IS NULL, IN, LIKE ---------------------------------------------------------------------
+    def _is_null(self, e: n.IsNull) -> c.Check:
+        if isinstance(e.arg, n.Column):
+            info = self._resolve_any(e.arg.path)
+            if info is None or info.element:
+                return c.Const(True, sql=str(e))  # row-level nulls of a list: not in the stats
+        op = self.operand(e.arg)
+        if op is None:
+            return c.Const(True, sql=str(e))
+        if e.negated:
+            return c.Presence(op, "value", sql=str(e))
+        if isinstance(op, CastOperand):
+            return c.Const(True, sql=str(e))  # a cast may produce NULL (TRY_CAST)
+        return c.Presence(op, "null", sql=str(e))
+
+    def _in_list(self, e: n.InList) -> c.Check:
+        sql = str(e)
+        op = self.operand(e.arg)
+        if op is None:
+            return c.Const(True, sql=sql)
+        d = op.domain
+        values = [v.value for v in e.values]
+        if e.negated:
+            if any(v is None for v in values):
+                return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
+            exact = [co.lo for co in (d.coerce(v) for v in values) if co.kind == "exact" and _in_limits(d, co.lo)]
+            return c.NotInSet(op, d.sorted_set(exact), d, sql=sql)
+        exact, ranges, has_nan = [], [], False
+        for v in values:
+            if v is None:
+                continue
+            co = d.coerce(v)
+            if co.kind == "exact" and _in_limits(d, co.lo):
+                exact.append(co.lo)
+            elif co.kind == "nan":
+                has_nan = True
+            elif co.kind == "fuzzy":
+                ranges.append(self.compare_literal(op, "=", n.Literal(v), sql))
+        parts: list[c.Check] = []
+        if exact or has_nan:
+            parts.append(c.InSet(op, d.sorted_set(exact), d, has_nan, sql=sql))
+        parts.extend(ranges)
+        check = c.AnyOf(tuple(parts), sql=sql) if len(parts) > 1 else (parts[0] if parts else c.Const(False, sql=sql))
+        if isinstance(op, ColumnOperand) and op.info.ngram and values and all(isinstance(v, str) or v is None for v in values):
+            probe = c.IndexProbe(op.info, "equals", ([v for v in values if v is not None],), sql=sql)
+            check = c.AllOf((check, probe), sql=sql)
+        return check
+
+    def _like(self, e: n.Like) -> c.Check:
+        sql = str(e)
+        tokens = likes.parse_like(e.pattern, e.escape)
+        op = self.operand(e.arg)
+        if not isinstance(op, ColumnOperand) or not isinstance(op.domain, ArrowDomain):
+            return c.Const(True, sql=sql)
+        info, d = op.info, op.domain
+        if e.case_insensitive:
+            if e.negated or not info.ngram:
+                return c.Presence(op, "value", sql=sql) if not e.negated else c.Const(True, sql=sql)
+            return c.AllOf((c.Presence(op, "value"), self._like_probe(info, e)), sql=sql)
+        wild = any(likes.is_wildcard(t) for t in tokens)
+        text = "".join(tokens)
+        if not wild:
+            return self.compare_literal(op, "!=" if e.negated else "=", n.Literal(text), sql)
+        prefix = likes.literal_prefix(tokens)
+        if not d.is_text:
+            prefix_v, upper = prefix.encode(), likes.successor_bytes(prefix.encode())
+        else:
+            prefix_v, upper = prefix, likes.successor(prefix)
+        if e.negated:
+            if prefix and len(tokens) == 2 and tokens[1] is likes.ANY:
+                return c.AllStartWith(op, d.scalar(prefix_v), None if upper is None else d.scalar(upper), d, sql=sql)
+            return c.Presence(op, "value", sql=sql)
+        if prefix:
+            check = c.PrefixRange(op, d.scalar(prefix_v), None if upper is None else d.scalar(upper), d, sql=sql)
+        else:
+            check = c.Presence(op, "value", sql=sql)
+        if info.ngram:
+            check = c.AllOf((check, self._like_probe(info, e)), sql=sql)
+        return check
+
+    @staticmethod
+    def _like_probe(info: ColumnInfo, e: n.Like) -> c.Check:
+        return c.IndexProbe(info, "like", (e.pattern, e.escape, e.case_insensitive), sql=str(e))
+
+    def _regexp(self, e: n.RegexpLike) -> c.Check:
+        sql = str(e)
+        op = self.operand(e.arg)
+        if e.negated or not isinstance(op, ColumnOperand) or not op.info.ngram:
+            return c.Const(True, sql=sql)
+        return c.AllOf((c.Presence(op, "value"), c.IndexProbe(op.info, "regex", (e.pattern,), sql=sql)), sql=sql)
+
+    def _array_contains(self, e: n.Func) -> c.Check:
+        sql = str(e)
+        if len(e.args) != 2 or not isinstance(e.args[0], n.Column) or not isinstance(e.args[1], n.Literal):
+            self._check_columns(e)
+            return c.Const(True, sql=sql)
+        info = self.schema.resolve_list(e.args[0].path)
+        dom = domain_of(info.type) if info is not None else None
+        if dom is None:
+            return c.Const(True, sql=sql)
+        return self.compare_literal(ColumnOperand(info, dom), "=", e.args[1], sql)
+
+
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
+
+
+def _in_limits(d, v) -> bool:
+    lo, hi = d.limits
+    return (lo is None or v >= lo) and (hi is None or v <= hi)

@@ -1,0 +1,252 @@
+"""Rewrite rules on the expression tree, run in the order of :data:`RULES`.
+
+Each rule is a small pure function from tree to tree that keeps the SQL (three-valued)
+meaning, or widens it where noted: after :func:`push_not` no ``NOT`` stands above a
+predicate, so a rule applied to a leaf may replace it by anything whose TRUE-set contains the
+leaf's TRUE-set (a superset only keeps more containers). Before that point, rules must be exact,
+since an over-approximation under a ``NOT`` would turn into an under-approximation.
+
+>>> from prune_engine.expr.sql import parse_sql
+>>> str(rewrite(parse_sql("NOT (x < 5 OR y IS NULL) AND 5 <= z")))
+'x >= 5 AND y IS NOT NULL AND z >= 5'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+
+import pyarrow as pa
+
+from prune_engine.errors import TypeMismatchError
+from prune_engine.evaluate.domains import instant_ns
+from prune_engine.expr import nodes as n
+
+NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.Column,
+                    n.InList, n.Like, n.RegexpLike)
+
+
+def _map(e: n.Expr, fn) -> n.Expr:
+    """Apply ``fn`` to the children of ``e`` and rebuild it (nodes are immutable)."""
+    if isinstance(e, (n.And, n.Or)):
+        return type(e)(tuple(fn(a) for a in e.args))
+    if isinstance(e, n.Compare):
+        return n.Compare(e.op, fn(e.left), fn(e.right))
+    if isinstance(e, n.Arith):
+        return n.Arith(e.op, fn(e.left), fn(e.right))
+    if isinstance(e, n.IsDistinct):
+        return n.IsDistinct(fn(e.left), fn(e.right), e.negated)
+    if isinstance(e, n.Func):
+        return n.Func(e.name, tuple(fn(a) for a in e.args))
+    if isinstance(e, n.InList):
+        return n.InList(fn(e.arg), e.values, e.negated)
+    if isinstance(e, (n.Not, n.IsNull, n.IsBool, n.Like, n.RegexpLike, n.Negate, n.Cast)):
+        from dataclasses import replace
+
+        return replace(e, arg=fn(e.arg))
+    return e
+
+
+# --- rule 1 ------------------------------------------------------------------------------
+def fold_literal_casts(e: n.Expr) -> n.Expr:
+    """``CAST(<literal> AS t)`` and typed literals (``DATE '2024-01-01'``) become literals of
+    type ``t``; a literal that cannot be cast is a type error (the query would fail too).
+
+    >>> str(fold_literal_casts(n.Cast(n.Literal("2024-01-02 10:00"), pa.date32())))
+    "DATE '2024-01-02'"
+    """
+    e = _map(e, fold_literal_casts)
+    if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal):
+        return _cast_literal(e.arg, e.to)
+    if isinstance(e, n.Negate) and isinstance(e.arg, n.Literal) and isinstance(e.arg.value, (int, float)) \
+            and not isinstance(e.arg.value, bool):
+        return n.Literal(-e.arg.value, e.arg.type)
+    return e
+
+
+def _cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal:
+    v = lit.value
+    if v is None:
+        return n.Literal(None, to)
+    try:
+        if pa.types.is_date(to):
+            ns = instant_ns(v)
+            return n.Literal(_dt.date(1970, 1, 1) + _dt.timedelta(days=math.floor(ns / 86_400e9)), to)
+        if pa.types.is_timestamp(to):
+            instant_ns(v)  # validates; the exact text keeps nanoseconds
+            return n.Literal(v, to)
+        if pa.types.is_floating(to) and isinstance(v, str):
+            return n.Literal(float(v.strip()), to)
+        return n.Literal(pa.scalar(v).cast(to).as_py(), to)
+    except (TypeError, ValueError, OverflowError, pa.ArrowException) as err:
+        raise TypeMismatchError(f"cannot cast literal {lit} to {to}: {err}") from None
+
+
+# --- rule 2 ------------------------------------------------------------------------------
+def orient_comparisons(e: n.Expr) -> n.Expr:
+    """Put the literal on the right: ``5 < x`` becomes ``x > 5``.
+
+    >>> str(orient_comparisons(n.Compare("<", n.Literal(5), n.Column("x"))))
+    'x > 5'
+    """
+    e = _map(e, orient_comparisons)
+    if isinstance(e, n.Compare) and isinstance(e.left, n.Literal) and not isinstance(e.right, n.Literal):
+        return n.Compare(n.FLIPPED[e.op], e.right, e.left)
+    if isinstance(e, n.IsDistinct) and isinstance(e.left, n.Literal) and not isinstance(e.right, n.Literal):
+        return n.IsDistinct(e.right, e.left, e.negated)
+    return e
+
+
+# --- rule 3 ------------------------------------------------------------------------------
+def push_not(e: n.Expr, negate: bool = False) -> n.Expr:
+    """Negation normal form: push every ``NOT`` down to the predicates, by their SQL complements.
+
+    ``NOT (x < 5)`` is ``x >= 5`` (NULL for a NULL ``x`` either way); a bare boolean column
+    ``b`` is ``b = TRUE``; ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` are expanded
+    here, at the leaves, where widening is safe.
+
+    >>> str(push_not(n.Not(n.And((n.Column("b"), n.IsNull(n.Column("y")))))))
+    'b = FALSE OR y IS NOT NULL'
+    """
+    if isinstance(e, n.Not):
+        return push_not(e.arg, not negate)
+    if isinstance(e, (n.And, n.Or)):
+        flip = isinstance(e, n.And) == negate  # NOT over AND gives OR
+        parts = tuple(push_not(a, negate) for a in e.args)
+        return n.Or(parts) if flip else n.And(parts)
+    if isinstance(e, n.IsBool):
+        return _expand_is_bool(e.arg, e.value, e.negated != negate)
+    if isinstance(e, n.IsDistinct):
+        return _expand_is_distinct(e.left, e.right, e.negated != negate)
+    if isinstance(e, n.Column):
+        return n.Compare("=", e, n.Literal(not negate))
+    if isinstance(e, n.Literal):
+        if negate and isinstance(e.value, bool):
+            return n.Literal(not e.value)
+        return e
+    if isinstance(e, n.Func) or not negate:
+        return n.Not(e) if negate else e
+    return e.invert()
+
+
+def may_be_null(e: n.Expr) -> n.Expr:
+    """A predicate TRUE wherever ``e`` may evaluate to NULL (widened: it may be TRUE more often).
+
+    For trees of NULL-propagating operators, ``e`` is NULL only where one of its columns is
+    NULL; anything else (a function, a NULL literal, a NULL in an IN list) may be NULL anywhere.
+
+    >>> str(may_be_null(n.Compare(">", n.Column("x"), n.Column("y"))))
+    'x IS NULL OR y IS NULL'
+    """
+    cols = []
+    for node in e.walk():
+        if isinstance(node, n.Literal):
+            if node.value is None:
+                return n.TRUE
+            continue
+        if isinstance(node, n.InList) and any(v.value is None for v in node.values):
+            return n.TRUE
+        if not isinstance(node, NULL_PROPAGATING):
+            return n.TRUE
+        if isinstance(node, n.Column) and node not in cols:
+            cols.append(node)
+    if not cols:
+        return n.FALSE
+    return n.Or(tuple(n.IsNull(c) for c in cols)) if len(cols) > 1 else n.IsNull(cols[0])
+
+
+def _expand_is_bool(arg: n.Expr, value: bool, negated: bool) -> n.Expr:
+    # e IS TRUE = e; e IS FALSE = NOT e; e IS NOT TRUE = NOT e OR e IS NULL; ...
+    positive = push_not(arg, negate=(value == negated))
+    if not negated:
+        return positive
+    return n.Or((positive, may_be_null(arg)))
+
+
+def _expand_is_distinct(left: n.Expr, right: n.Expr, same: bool) -> n.Expr:
+    for a, b in ((left, right), (right, left)):
+        if isinstance(b, n.Literal) and b.value is None:
+            return n.IsNull(a, negated=not same)
+    if same:  # IS NOT DISTINCT FROM: equal, or both NULL
+        return n.Or((n.Compare("=", left, right), n.And((may_be_null(left), may_be_null(right)))))
+    return n.Or((n.Compare("!=", left, right), may_be_null(left), may_be_null(right)))
+
+
+# --- rule 4 ------------------------------------------------------------------------------
+def simplify(e: n.Expr) -> n.Expr:
+    """Flatten nested AND/OR, drop duplicates, fold constants: ``TRUE AND p`` is ``p``,
+    ``FALSE AND p`` and ``NULL AND p`` cannot be TRUE, ``1 = 1`` is TRUE.
+
+    Only for trees in negation normal form (there NULL and FALSE both mean "never TRUE").
+
+    >>> str(simplify(n.And((n.TRUE, n.Or((n.NULL, n.Column("b"))), n.Compare("=", n.Literal(1), n.Literal(1))))))
+    'b'
+    """
+    e = _map(e, simplify)
+    if isinstance(e, (n.And, n.Or)):
+        absorbing, neutral = (False, True) if isinstance(e, n.And) else (True, False)
+        out: list[n.Expr] = []
+        for a in e.args:
+            parts = a.args if isinstance(a, type(e)) else (a,)
+            for p in parts:
+                c = _truth(p)
+                if c is absorbing or (c is None and isinstance(p, n.Literal) and isinstance(e, n.And)):
+                    return n.Literal(absorbing)
+                if c is neutral or (c is None and isinstance(p, n.Literal)):
+                    continue
+                if p not in out:
+                    out.append(p)
+        if not out:
+            return n.Literal(neutral)
+        return out[0] if len(out) == 1 else type(e)(tuple(out))
+    if isinstance(e, n.Compare) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
+        return n.Literal(_compare_literals(e.op, e.left.value, e.right.value))
+    if isinstance(e, n.IsNull) and isinstance(e.arg, n.Literal):
+        return n.Literal((e.arg.value is None) != e.negated)
+    return e
+
+
+def _truth(e: n.Expr):
+    """True/False for a boolean literal, None for NULL or anything else."""
+    if isinstance(e, n.Literal) and isinstance(e.value, (bool, int, float)):
+        return bool(e.value)
+    return None
+
+
+def _compare_literals(op: str, a, b):
+    if a is None or b is None:
+        return False  # NULL: never TRUE
+    try:
+        if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+            an, bn = isinstance(a, float) and math.isnan(a), isinstance(b, float) and math.isnan(b)
+            key = {"=": an and bn, "!=": an != bn, "<": bn and not an, "<=": bn,
+                   ">": an and not bn, ">=": an}
+            return key[op]
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    except TypeError:
+        raise TypeMismatchError(f"cannot compare literals {a!r} and {b!r}") from None
+
+
+def _literal_arithmetic(e: n.Expr) -> n.Expr:
+    """Fold arithmetic between numeric literals (``1 + 2``)."""
+    e = _map(e, _literal_arithmetic)
+    if isinstance(e, n.Arith) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
+        a, b = e.left.value, e.right.value
+        if a is None or b is None:
+            return n.NULL
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+            return n.Literal({"+": a + b, "-": a - b, "*": a * b}[e.op])
+    return e
+
+
+fold_literal_arithmetic = _literal_arithmetic
+
+#: the rules, in the order they run
+RULES = (fold_literal_casts, fold_literal_arithmetic, orient_comparisons, push_not, simplify)
+
+
+def rewrite(e: n.Expr) -> n.Expr:
+    """Run every rule of :data:`RULES` in order."""
+    for rule in RULES:
+        e = rule(e)
+    return e

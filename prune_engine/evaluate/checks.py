@@ -1,0 +1,337 @@
+"""The compiled tests: each answers, for every container at once, "may a row make this TRUE?".
+
+A compiled predicate is a tree of these. Leaves read bounds and facts from the
+:class:`~prune_engine.evaluate.context.EvalContext` and return a numpy bool array (True = may
+be TRUE somewhere in the container, so keep); :class:`AllOf` and :class:`AnyOf` combine them.
+Because NOT was pushed down before compiling, "may be TRUE" composes: an AND may be TRUE only
+where every part may be, an OR wherever one part may be.
+
+How a leaf decides, per container (``lo``/``hi`` the bounds, unknown bounds keep):
+
+=================  ===================================================================
+leaf               may be TRUE where
+=================  ===================================================================
+``x = v``          a regular value may exist and ``lo <= v <= hi``
+``x != v``         a value may exist and not ``lo == hi == v`` (NaN != v)
+``x < v``          a regular value may exist and ``lo < v``
+``x > v``          a regular value may exist and ``hi > v``, or a NaN may exist
+``x IN (S)``       some ``s`` in ``S`` has ``lo <= s <= hi`` (binary search over sorted S)
+``x NOT IN (S)``   a value may exist and not ``lo == hi`` in ``S``
+``x IS NULL``      ``null_count > 0``
+``x < y``          both may hold regular values and ``lo(x) < hi(y)``
+``x LIKE 'p%'``    ``hi >= 'p'`` and ``lo < next('p')`` (next: the prefix's successor)
+=================  ===================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from prune_engine.evaluate.context import EvalContext, both, either_not
+from prune_engine.evaluate.domains import Domain
+
+#: NaN compared with a regular value / with NaN, under NaN = NaN and NaN above +inf
+NAN_VS_VALUE = {"=": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True}
+VALUE_VS_NAN = {"=": False, "!=": True, "<": True, "<=": True, ">": False, ">=": False}
+NAN_VS_NAN = {"=": True, "!=": False, "<": False, "<=": True, ">": False, ">=": True}
+
+
+def _full(ctx, mask) -> np.ndarray:
+    return np.ones(ctx.n, dtype=bool) if mask is None else mask
+
+
+class Check:
+    """Base of the compiled tests; ``sql`` is the predicate text shown by ``explain``."""
+
+    sql: str = ""
+
+    def evaluate(self, ctx: EvalContext) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def children(self) -> tuple["Check", ...]:
+        return ()
+
+    def columns(self):
+        return ()
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.sql})"
+
+
+@dataclass(repr=False)
+class Const(Check):
+    """TRUE (possibly a row matches: also "unknown") or FALSE (no row can match)."""
+
+    value: bool
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        return np.full(ctx.n, self.value, dtype=bool)
+
+
+@dataclass(repr=False)
+class AllOf(Check):
+    parts: tuple[Check, ...]
+    sql: str = ""
+
+    def children(self):
+        return self.parts
+
+    def evaluate(self, ctx):
+        out = self.parts[0].evaluate(ctx).copy()
+        for p in self.parts[1:]:
+            if not out.any():
+                break
+            out &= p.evaluate(ctx)
+        return out
+
+
+@dataclass(repr=False)
+class AnyOf(Check):
+    parts: tuple[Check, ...]
+    sql: str = ""
+
+    def children(self):
+        return self.parts
+
+    def evaluate(self, ctx):
+        out = self.parts[0].evaluate(ctx).copy()
+        for p in self.parts[1:]:
+            out |= p.evaluate(ctx)
+        return out
+
+
+@dataclass(repr=False)
+class Presence(Check):
+    """May the operand hold a ``value`` (IS NOT NULL), a ``null`` (IS NULL), a ``nan``, or a
+    ``regular`` (non-null, non-NaN) value?"""
+
+    operand: Any
+    kind: str
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        f = self.operand.facts(ctx)
+        mask = {"value": f.maybe_value, "null": f.maybe_null, "nan": f.maybe_nan,
+                "regular": f.maybe_regular}[self.kind]
+        return _full(ctx, mask).copy() if mask is not None else np.ones(ctx.n, dtype=bool)
+
+
+@dataclass(repr=False)
+class CmpLit(Check):
+    """``operand op value`` with ``value`` a regular (non-NaN, non-NULL) value of the domain."""
+
+    operand: Any
+    op: str
+    value: Any
+    domain: Domain
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        f = self.operand.facts(ctx)
+        s = self.value
+        d = self.domain
+        op = self.op
+        if op in ("<", "<="):
+            test = either_not(lov, d.compare(lo, op, s)) if lo is not None else None
+        elif op in (">", ">="):
+            test = either_not(hiv, d.compare(hi, op, s)) if hi is not None else None
+        elif op == "=":
+            a = either_not(lov, d.compare(lo, "<=", s)) if lo is not None else None
+            b = either_not(hiv, d.compare(hi, ">=", s)) if hi is not None else None
+            test = both(a, b)
+        else:  # "!=": only a container whose every value equals s fails
+            if lo is None or hi is None:
+                test = None
+            else:
+                same = d.compare(lo, "=", s) & d.compare(hi, "=", s)
+                if lov is not None:
+                    same &= lov
+                if hiv is not None:
+                    same &= hiv
+                test = ~same
+        keep = _full(ctx, both(f.maybe_regular, test))
+        if d.nan_capable and NAN_VS_VALUE[op]:
+            keep = keep | f.maybe_nan
+        return keep
+
+
+@dataclass(repr=False)
+class CmpCols(Check):
+    """``left op right`` for two operands of one domain; rows pair values of one row, which the
+    statistics do not relate, so any pair of a possible left and right value counts."""
+
+    left: Any
+    op: str
+    right: Any
+    domain: Domain
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        llo, llov, lhi, lhiv = self.left.bounds(ctx)
+        rlo, rlov, rhi, rhiv = self.right.bounds(ctx)
+        fl, fr = self.left.facts(ctx), self.right.facts(ctx)
+        d, op = self.domain, self.op
+
+        def cmp(a, av, b, bv, o):
+            if a is None or b is None:
+                return None
+            t = d.compare_arrays(a, o, b)
+            if av is not None:
+                t |= ~av
+            if bv is not None:
+                t |= ~bv
+            return t
+
+        if op in ("<", "<="):
+            test = cmp(llo, llov, rhi, rhiv, op)
+        elif op in (">", ">="):
+            test = cmp(lhi, lhiv, rlo, rlov, op)
+        elif op == "=":
+            test = both(cmp(llo, llov, rhi, rhiv, "<="), cmp(rlo, rlov, lhi, lhiv, "<="))
+        else:
+            if any(x is None for x in (llo, lhi, rlo, rhi)):
+                test = None
+            else:
+                same = d.compare_arrays(llo, "=", lhi) & d.compare_arrays(rlo, "=", rhi) & d.compare_arrays(llo, "=", rlo)
+                for v in (llov, lhiv, rlov, rhiv):
+                    if v is not None:
+                        same &= v
+                test = ~same
+        keep = _full(ctx, both(both(fl.maybe_regular, fr.maybe_regular), test))
+        if d.nan_capable:
+            if NAN_VS_VALUE[op]:
+                keep = keep | (_full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_regular))
+            if VALUE_VS_NAN[op]:
+                keep = keep | (_full(ctx, fl.maybe_regular) & _full(ctx, fr.maybe_nan))
+            if NAN_VS_NAN[op]:
+                keep = keep | (_full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_nan))
+        return keep
+
+
+@dataclass(repr=False)
+class InSet(Check):
+    """``operand IN (values)``: a vectorized sorted-set test (binary search per container)."""
+
+    operand: Any
+    values: Any  # domain.sorted_set(...)
+    domain: Domain
+    has_nan: bool = False
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        f = self.operand.facts(ctx)
+        test = None
+        if lo is not None and hi is not None:
+            test = self.domain.any_in_range(lo, hi, self.values)
+            for v in (lov, hiv):
+                if v is not None:
+                    test |= ~v
+        keep = _full(ctx, both(f.maybe_regular, test))
+        if self.has_nan:
+            keep = keep | f.maybe_nan
+        return keep
+
+
+@dataclass(repr=False)
+class NotInSet(Check):
+    """``operand NOT IN (values)`` (no NULL among them): FALSE only where every value of the
+    container is one member of the set (``lo == hi`` in the set, and no NaN)."""
+
+    operand: Any
+    values: Any
+    domain: Domain
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        f = self.operand.facts(ctx)
+        if lo is None or hi is None:
+            return _full(ctx, f.maybe_value).copy()
+        same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
+        for v in (lov, hiv):
+            if v is not None:
+                same &= v
+        keep = _full(ctx, both(f.maybe_value, ~same))
+        if self.domain.nan_capable:
+            keep = keep | _full(ctx, f.maybe_nan)
+        return keep
+
+
+@dataclass(repr=False)
+class PrefixRange(Check):
+    """``x LIKE 'prefix...'``: a value starting with ``prefix`` lies in ``[prefix, upper)``
+    (``upper`` None: no successor, only the lower end bounds)."""
+
+    operand: Any
+    prefix: Any
+    upper: Any
+    domain: Domain
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        f = self.operand.facts(ctx)
+        test = None
+        if hi is not None:
+            test = either_not(hiv, self.domain.compare(hi, ">=", self.prefix))
+        if lo is not None and self.upper is not None:
+            test = both(test, either_not(lov, self.domain.compare(lo, "<", self.upper)))
+        return _full(ctx, both(f.maybe_value, test)).copy()
+
+
+@dataclass(repr=False)
+class AllStartWith(Check):
+    """``x NOT LIKE 'prefix%'``: FALSE where both bounds start with ``prefix`` (then every value
+    between them does too, so every value matches the LIKE)."""
+
+    operand: Any
+    prefix: Any
+    upper: Any
+    domain: Domain
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        f = self.operand.facts(ctx)
+        if lo is None or hi is None or self.upper is None:
+            return _full(ctx, f.maybe_value).copy()
+        inside = (self.domain.compare(lo, ">=", self.prefix) & self.domain.compare(hi, "<", self.upper))
+        for v in (lov, hiv):
+            if v is not None:
+                inside &= v
+        return _full(ctx, both(f.maybe_value, ~inside)).copy()
+
+
+@dataclass(repr=False)
+class IndexProbe(Check):
+    """An n-gram index probe (LIKE/ILIKE, =/IN, regexp_like on an indexed string column)."""
+
+    column: Any  # ColumnInfo
+    kind: str  # "like" | "equals" | "regex"
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        from prune_engine.ngram import probe
+        from prune_engine.stats import layout
+
+        index = ctx.leaf(layout.NGRAM_INDEX, (self.column.path[0],))
+        if index is None:
+            return np.ones(ctx.n, dtype=bool)
+        containers = ctx.stats.table.column(layout.CONTAINER) if layout.CONTAINER in ctx.stats.table.column_names else None
+        fn = {"like": probe.like_may_match, "equals": probe.equals_may_match, "regex": probe.regex_may_match}[self.kind]
+        out = fn(index, *self.args, on_invalid=ctx.on_invalid, containers=containers, **self.kwargs)
+        return np.asarray(out, dtype=bool)
+
+
+def mask_to_arrow(mask: np.ndarray) -> pa.BooleanArray:
+    """A numpy keep-mask as a null-free Arrow boolean array."""
+    return pa.array(mask, type=pa.bool_())

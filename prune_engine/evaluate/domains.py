@@ -1,0 +1,520 @@
+"""Value domains: how the values of one Arrow type are read, compared and met by literals.
+
+Every column type the engine reasons about maps to a :class:`Domain`:
+
+==============  =======================================  ==================================
+domain          Arrow types                              bounds are compared as
+==============  =======================================  ==================================
+IntDomain       int8..int64, uint8..uint64                numpy, native dtype
+FloatDomain     float32, float64                          numpy, native dtype (NaN aside)
+BoolDomain      bool                                      numpy bool
+TemporalDomain  date32, date64, timestamp (any unit, tz)  numpy int (days / ms / the unit)
+DecimalDomain   decimal128/256                            numpy int64 (p <= 18) or Arrow
+ArrowDomain     string, large_string, binary, ...         Arrow compute kernels
+==============  =======================================  ==================================
+
+A literal meets a domain through :meth:`Domain.coerce`, which says exactly where the literal
+falls among the domain's values (:class:`Coerced`): on a value, strictly between two adjacent
+values (``int_col = 2.5``), near a value whose engine rounding is unclear (a double literal
+against a float32 column: both neighbours are possible), outside the domain, NaN or NULL.
+The comparison planner turns that into tests that are exact where the domain is exact and
+conservative where engines differ.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from prune_engine.errors import TypeMismatchError
+
+OPS_NUMPY = {
+    "=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+    ">": np.greater, ">=": np.greater_equal,
+}
+OPS_ARROW = {
+    "=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
+    ">": pc.greater, ">=": pc.greater_equal,
+}
+
+
+@dataclass(frozen=True)
+class Coerced:
+    """Where a literal falls in a domain.
+
+    kind: ``exact`` (equals ``lo``), ``between`` (strictly between adjacent values ``lo`` and
+    ``hi``; equals neither), ``fuzzy`` (engines may round it to ``lo`` or ``hi``), ``below`` /
+    ``above`` (outside every value of the domain), ``nan``, ``null``.
+    ``lo``/``hi`` are plain Python numbers (or str/bytes) in the domain's integer or value space;
+    they may lie outside the type's range, which the planner checks.
+    """
+
+    kind: str
+    lo: Any = None
+    hi: Any = None
+
+
+def bool_numpy(arr) -> np.ndarray:
+    """An Arrow boolean array as a numpy bool array, nulls read as False."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if arr.null_count:
+        arr = pc.fill_null(arr, False)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def validity(arr: pa.Array) -> np.ndarray | None:
+    """The validity of ``arr`` as a numpy bool array, or None when it has no nulls."""
+    if arr.null_count == 0:
+        return None
+    if arr.null_count == len(arr):
+        return np.zeros(len(arr), dtype=bool)
+    buf = arr.buffers()[0]
+    bits = np.frombuffer(buf, dtype=np.uint8)
+    start = arr.offset
+    return np.unpackbits(bits, bitorder="little", count=start + len(arr))[start:].view(bool)
+
+
+def _fixed_values(arr: pa.Array, dtype) -> np.ndarray:
+    """The value buffer of a fixed-width array as numpy, zero-copy (garbage under nulls)."""
+    buf = arr.buffers()[1]
+    return np.frombuffer(buf, dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
+
+
+class Domain:
+    """How one Arrow type's values are viewed, compared and met by literals."""
+
+    numpy_backed = True
+    nan_capable = False
+
+    def __init__(self, type_: pa.DataType):
+        self.type = type_
+
+    # reading bounds --------------------------------------------------------------------
+    def view(self, arr: pa.Array):
+        """``(values, valid)``: values comparable with :meth:`compare`; valid None = all valid."""
+        return _fixed_values(arr, self.dtype), validity(arr)
+
+    # comparing ---------------------------------------------------------------------------
+    def scalar(self, v):
+        """A coerced value (from :meth:`coerce`) in the form :meth:`compare` takes."""
+        return self.dtype.type(v)
+
+    def compare(self, values, op: str, scalar) -> np.ndarray:
+        return OPS_NUMPY[op](values, scalar)
+
+    def compare_arrays(self, a, op: str, b) -> np.ndarray:
+        return OPS_NUMPY[op](a, b)
+
+    def sorted_set(self, values: list):
+        """Sorted distinct values for set tests (IN lists)."""
+        return np.unique(np.array([self.scalar(v) for v in values], dtype=self.dtype))
+
+    def isin(self, values, sorted_set) -> np.ndarray:
+        return np.isin(values, sorted_set)
+
+    def any_in_range(self, lo, hi, sorted_set) -> np.ndarray:
+        """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``?"""
+        if len(sorted_set) == 0:
+            return np.zeros(len(lo), dtype=bool)
+        idx = np.searchsorted(sorted_set, lo, side="left")
+        found = idx < len(sorted_set)
+        idx = np.minimum(idx, len(sorted_set) - 1)
+        return found & (sorted_set[idx] <= hi)
+
+    # literals -----------------------------------------------------------------------------
+    @property
+    def limits(self) -> tuple[Any, Any]:
+        """The smallest and largest value of the domain (None = unbounded, e.g. strings)."""
+        return (None, None)
+
+    def coerce(self, value: Any) -> Coerced:
+        raise NotImplementedError  # pragma: no cover
+
+    def mismatch(self, value) -> TypeMismatchError:
+        return TypeMismatchError(
+            f"cannot compare a {self.type} column with {type(value).__name__} literal {value!r}")
+
+
+# ------------------------------------------------------------------------------------------
+# numbers
+
+
+def _number(value, domain: Domain):
+    """A literal as an exact number (int, Fraction) or a float, else a type error."""
+    if isinstance(value, bool):
+        raise domain.mismatch(value)
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, decimal.Decimal):
+        if value.is_nan():
+            return math.nan
+        if value.is_infinite():
+            return math.inf if value > 0 else -math.inf
+        return Fraction(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            d = decimal.Decimal(text)
+        except decimal.InvalidOperation:
+            raise domain.mismatch(value) from None
+        return _number(d, domain) if (d.is_finite() or "e" in text.lower()) else float(text)
+    raise domain.mismatch(value)
+
+
+def _exact_or_between(x) -> Coerced:
+    """An exact number (int/Fraction) against an integer grid."""
+    if isinstance(x, int):
+        return Coerced("exact", x, x)
+    if x.denominator == 1:
+        return Coerced("exact", int(x), int(x))
+    lo = math.floor(x)
+    return Coerced("between", lo, lo + 1)
+
+
+def _double_on_grid(x: float, per_unit: int, always_fuzzy: bool = False) -> Coerced:
+    """A double literal against an integer grid of ``per_unit`` steps per 1.0.
+
+    Engines compare such a column with a double by converting the column's values to double,
+    which rounds them: every grid value within one ulp of ``x`` may compare equal. Small
+    integers convert exactly, so there the literal is exact (or strictly between two values).
+    """
+    if not always_fuzzy and abs(x) <= 2.0**53:
+        return _exact_or_between(Fraction(x) * per_unit)
+    ulp = Fraction(math.ulp(x))
+    return Coerced("fuzzy", math.floor((Fraction(x) - ulp) * per_unit), math.ceil((Fraction(x) + ulp) * per_unit))
+
+
+class IntDomain(Domain):
+    def __init__(self, type_):
+        super().__init__(type_)
+        self.dtype = np.dtype(type_.to_pandas_dtype())
+        info = np.iinfo(self.dtype)
+        self._limits = (int(info.min), int(info.max))
+
+    @property
+    def limits(self):
+        return self._limits
+
+    def coerce(self, value):
+        x = _number(value, self)
+        if isinstance(x, float):
+            if math.isnan(x) or x == math.inf:
+                return Coerced("above")
+            if x == -math.inf:
+                return Coerced("below")
+            return _double_on_grid(x, 1)
+        return _exact_or_between(Fraction(x))
+
+
+class FloatDomain(Domain):
+    nan_capable = True
+
+    def __init__(self, type_):
+        super().__init__(type_)
+        self.dtype = np.dtype(np.float32 if pa.types.is_float32(type_) else np.float64)
+
+    def coerce(self, value):
+        x = _number(value, self)
+        if isinstance(x, float):
+            if math.isnan(x):
+                return Coerced("nan")
+            if self.dtype == np.float64 or math.isinf(x):
+                return Coerced("exact", x, x)
+        exact = Fraction(x)
+        big = float(np.finfo(self.dtype).max)
+        if abs(exact) > big:
+            return Coerced("fuzzy", big, math.inf) if exact > 0 else Coerced("fuzzy", -math.inf, -big)
+        f = self.dtype.type(float(exact))  # a neighbour of the exact value (or the value)
+        if Fraction(float(f)) == exact:
+            return Coerced("exact", float(f), float(f))
+        toward = self.dtype.type(np.inf if Fraction(float(f)) < exact else -np.inf)
+        other = np.nextafter(f, toward)
+        lo, hi = sorted((float(f), float(other)))
+        # engines may compare in the column's precision (rounding the literal to lo or hi)
+        # or in a wider one (the literal lies strictly between): allow both
+        return Coerced("fuzzy", lo, hi)
+
+    def sorted_set(self, values):
+        return np.unique(np.array(values, dtype=self.dtype))
+
+
+class BoolDomain(Domain):
+    dtype = np.dtype(bool)
+
+    def view(self, arr):
+        if arr.null_count:
+            vals = pc.fill_null(arr, False)
+        else:
+            vals = arr
+        return vals.to_numpy(zero_copy_only=False), validity(arr)
+
+    @property
+    def limits(self):
+        return (False, True)
+
+    def coerce(self, value):
+        if isinstance(value, (bool, np.bool_)):
+            return Coerced("exact", bool(value), bool(value))
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "t", "f"):
+            b = value.strip().lower().startswith("t")
+            return Coerced("exact", b, b)
+        raise self.mismatch(value)
+
+
+# ------------------------------------------------------------------------------------------
+# dates and timestamps: all literals become exact UTC nanoseconds first
+
+_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_DAY_NS = 86_400 * 10**9
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_TS_RE = re.compile(
+    r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})"
+    r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
+    r"\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse_instant_ns(text: str) -> int:
+    """Parse an ISO date or timestamp (optional zone; none = UTC) to UTC epoch nanoseconds.
+
+    >>> parse_instant_ns("1970-01-01 00:00:01.5+01:00")
+    -3598500000000
+    """
+    m = _TS_RE.match(text)
+    if not m:
+        raise ValueError(f"not a date or timestamp: {text!r}")
+    y, mo, d, hh, mm, ss, frac, zone = m.groups()
+    days = (_dt.date(int(y), int(mo), int(d)) - _dt.date(1970, 1, 1)).days
+    ns = days * _DAY_NS + (int(hh or 0) * 3600 + int(mm or 0) * 60 + int(ss or 0)) * 10**9
+    if frac:
+        ns += int(frac.ljust(9, "0"))
+    if zone and zone.upper() not in ("Z", "UTC"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60
+        ns -= sign * offset * 10**9
+    return ns
+
+
+def instant_ns(value: Any) -> int:
+    """A date/timestamp literal (date, datetime, ISO text, Arrow scalar) as UTC nanoseconds;
+    a value without a zone is read as UTC."""
+    if isinstance(value, pa.Scalar):
+        t = value.type
+        if pa.types.is_timestamp(t):
+            return value.value * _NS[t.unit]
+        if pa.types.is_date32(t):
+            return value.value * _DAY_NS
+        if pa.types.is_date64(t):
+            return value.value * 10**6
+        value = value.as_py()
+    if isinstance(value, _dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        delta = aware - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    if isinstance(value, _dt.date):
+        return (value - _dt.date(1970, 1, 1)).days * _DAY_NS
+    if isinstance(value, str):
+        return parse_instant_ns(value)
+    raise TypeError(value)
+
+
+class TemporalDomain(Domain):
+    """date32 (days), date64 (ms) and timestamps (their unit); instants compared in UTC."""
+
+    def __init__(self, type_):
+        super().__init__(type_)
+        if pa.types.is_date32(type_):
+            self.dtype, self.unit_ns = np.dtype(np.int32), _DAY_NS
+        elif pa.types.is_date64(type_):
+            self.dtype, self.unit_ns = np.dtype(np.int64), 10**6
+        else:
+            self.dtype, self.unit_ns = np.dtype(np.int64), _NS[type_.unit]
+        info = np.iinfo(self.dtype)
+        self._limits = (int(info.min), int(info.max))
+
+    @property
+    def limits(self):
+        return self._limits
+
+    def coerce(self, value):
+        try:
+            ns = instant_ns(value)
+        except (TypeError, ValueError, OverflowError):
+            raise self.mismatch(value) from None
+        return _exact_or_between(Fraction(ns, self.unit_ns))
+
+
+# ------------------------------------------------------------------------------------------
+# decimals
+
+
+class DecimalDomain(Domain):
+    """Decimals compared by their unscaled integers: numpy int64 up to precision 18, else Arrow."""
+
+    def __init__(self, type_):
+        super().__init__(type_)
+        self.scale = type_.scale
+        self.small = type_.precision <= 18 and pa.types.is_decimal128(type_)
+        self.numpy_backed = self.small
+        self.dtype = np.dtype(np.int64)
+        top = 10**type_.precision - 1
+        self._limits = (-top, top)
+
+    @property
+    def limits(self):
+        return self._limits
+
+    def view(self, arr):
+        if self.small:
+            words = _fixed_values_words(arr)
+            return words, validity(arr)
+        return arr, validity(arr)
+
+    def scalar(self, v):
+        if self.small:
+            return np.int64(v)
+        return pa.scalar(decimal.Decimal(v).scaleb(-self.scale), self.type)
+
+    def compare(self, values, op, scalar):
+        if self.small:
+            return OPS_NUMPY[op](values, scalar)
+        return bool_numpy(OPS_ARROW[op](values, scalar))
+
+    def compare_arrays(self, a, op, b):
+        if self.small:
+            return OPS_NUMPY[op](a, b)
+        return bool_numpy(OPS_ARROW[op](a, b))
+
+    def sorted_set(self, values):
+        if self.small:
+            return np.unique(np.array(values, dtype=np.int64))
+        return sorted(set(values))
+
+    def isin(self, values, sorted_set):
+        if self.small:
+            return np.isin(values, sorted_set)
+        return _arrow_isin(values, [self.scalar(v) for v in sorted_set], self.type)
+
+    def any_in_range(self, lo, hi, sorted_set):
+        if self.small:
+            return super().any_in_range(lo, hi, sorted_set)
+        return _arrow_any_in_range(self, lo, hi, sorted_set)
+
+    def coerce(self, value):
+        x = _number(value, self)
+        if isinstance(x, float):
+            if math.isnan(x) or x == math.inf:
+                return Coerced("above")
+            if x == -math.inf:
+                return Coerced("below")
+            return _double_on_grid(x, 10**self.scale, always_fuzzy=True)
+        return _exact_or_between(Fraction(x) * 10**self.scale)
+
+
+def _fixed_values_words(arr: pa.Array) -> np.ndarray:
+    """decimal128 values of precision <= 18 as int64 (the low word; the high word is its sign)."""
+    buf = arr.buffers()[1]
+    words = np.frombuffer(buf, dtype=np.int64, count=2 * (arr.offset + len(arr)))
+    return words[2 * arr.offset::2]
+
+
+# ------------------------------------------------------------------------------------------
+# strings and binary (Arrow kernels; byte order = UTF-8 code point order)
+
+
+class ArrowDomain(Domain):
+    numpy_backed = False
+
+    def __init__(self, type_):
+        super().__init__(type_)
+        self.is_text = pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+
+    def view(self, arr):
+        return arr, validity(arr)
+
+    def scalar(self, v):
+        return pa.scalar(v, self.type)
+
+    def compare(self, values, op, scalar):
+        return bool_numpy(OPS_ARROW[op](values, scalar))
+
+    def compare_arrays(self, a, op, b):
+        return bool_numpy(OPS_ARROW[op](a, b))
+
+    def sorted_set(self, values):
+        return sorted(set(values))
+
+    def isin(self, values, sorted_set):
+        return _arrow_isin(values, sorted_set, self.type)
+
+    def any_in_range(self, lo, hi, sorted_set):
+        return _arrow_any_in_range(self, lo, hi, sorted_set)
+
+    def coerce(self, value):
+        if self.is_text:
+            if isinstance(value, str):
+                return Coerced("exact", value, value)
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            return Coerced("exact", bytes(value), bytes(value))
+        elif isinstance(value, str):
+            return Coerced("exact", value.encode(), value.encode())
+        raise self.mismatch(value)
+
+
+def _arrow_isin(values, items, type_) -> np.ndarray:
+    return bool_numpy(pc.is_in(values, value_set=pa.array(items, type_)))
+
+
+def _arrow_any_in_range(domain: Domain, lo, hi, sorted_set) -> np.ndarray:
+    """``any v in sorted_set: lo <= v <= hi`` for Arrow-backed bounds (strings, wide decimals):
+    one binary search per container over the set, run by numpy over Python objects."""
+    items = [v.as_py() if isinstance(v, pa.Scalar) else v for v in sorted_set]
+    if isinstance(domain, DecimalDomain):
+        items = [decimal.Decimal(v).scaleb(-domain.scale) for v in items]
+    out = np.zeros(len(lo), dtype=bool)
+    if not items:
+        return out
+    ok = ~(np.asarray(lo.is_null()) | np.asarray(hi.is_null()))
+    lo_obj = lo.filter(pa.array(ok)).to_numpy(zero_copy_only=False)
+    hi_obj = hi.filter(pa.array(ok)).to_numpy(zero_copy_only=False)
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items
+    idx = np.searchsorted(arr, lo_obj, side="left")
+    found = idx < len(arr)
+    cand = arr[np.minimum(idx, len(arr) - 1)]
+    out[ok] = found & (cand <= hi_obj)
+    return out
+
+
+def domain_of(type_: pa.DataType) -> Domain | None:
+    """The domain for an Arrow type, or None when the engine does not reason about it."""
+    if pa.types.is_integer(type_):
+        return IntDomain(type_)
+    if pa.types.is_float32(type_) or pa.types.is_float64(type_):
+        return FloatDomain(type_)
+    if pa.types.is_boolean(type_):
+        return BoolDomain(type_)
+    if pa.types.is_date32(type_) or pa.types.is_date64(type_) or pa.types.is_timestamp(type_):
+        return TemporalDomain(type_)
+    if pa.types.is_decimal(type_):
+        return DecimalDomain(type_)
+    if (pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_binary(type_)
+            or pa.types.is_large_binary(type_) or pa.types.is_fixed_size_binary(type_)):
+        return ArrowDomain(type_)
+    return None
