@@ -31,7 +31,6 @@ from prune_engine.compile.rules import rewrite
 from prune_engine.evaluate.checks import Check, mask_to_arrow
 from prune_engine.evaluate.context import EvalContext
 from prune_engine.expr import nodes as n
-from prune_engine.expr.convert import to_expr
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.stats.validate import check_layout
@@ -116,6 +115,8 @@ def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np
 
 def compile_predicate(expr, schema: pa.Schema | None) -> PruningProgram:
     """Parse, rewrite and lower ``expr`` against the statistics ``schema``."""
+    from prune_engine.expr.convert import to_expr
+
     node = to_expr(expr)
     if schema is not None:
         check_layout(schema)
