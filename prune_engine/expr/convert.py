@@ -1,0 +1,43 @@
+"""One entry point from every kind of user predicate to the node tree the compiler reads.
+
+>>> import prune_engine as pe
+>>> str(to_expr("x > 5")), str(to_expr(pe.col("x") > 5))
+('x > 5', 'x > 5')
+>>> import pyarrow.compute as pc
+>>> str(to_expr(pc.field("x") < 5))
+'x < 5'
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import pyarrow.compute as pc
+
+from prune_engine.expr import nodes as n
+from prune_engine.expr.builder import Builder
+from prune_engine.expr.sql import parse_sql
+
+__all__ = ["to_expr", "ExprLike"]
+
+#: what the public API accepts as a predicate
+ExprLike = Union[str, Builder, n.Expr, pc.Expression]
+
+
+def to_expr(expr: ExprLike) -> n.Expr:
+    """The node tree of ``expr``: SQL WHERE text, a builder expression (``pe.col("x") > 5``), a
+    node, or a ``pyarrow.compute.Expression``. Anything else raises ``TypeError``."""
+    if isinstance(expr, n.Expr):
+        return expr
+    if isinstance(expr, Builder):
+        return expr.node
+    if isinstance(expr, str):
+        return parse_sql(expr)
+    if isinstance(expr, pc.Expression):
+        from prune_engine.expr.from_arrow import from_pyarrow
+
+        return from_pyarrow(expr)
+    raise TypeError(
+        "a predicate must be SQL text (str), a builder expression (pe.col(...) > 5), a "
+        f"prune_engine expression node or a pyarrow.compute.Expression; got {type(expr).__name__}"
+    )
