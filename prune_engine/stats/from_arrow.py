@@ -173,8 +173,23 @@ def _split_by_items(items: Iterable, ids) -> tuple[pa.Table, np.ndarray, list[st
 # per-leaf grouped aggregation
 
 
-def _scatter(result: pa.Table, name: str, slots: pa.Array) -> pa.Array:
-    return result.column(name).combine_chunks().take(slots)
+def group_aggregate(columns: dict[str, pa.Array], aggs: list, gids: np.ndarray,
+                    n: int) -> dict[str, pa.Array] | None:
+    """``Table.group_by`` over container ids ``gids``, results scattered to ``0..n-1``.
+
+    Returns ``{"<column>_<aggregation>": array of length n}``, null where a container has no
+    rows, or ``None`` when an aggregation is not implemented for a column's type.
+    """
+    table = pa.table({"g": pa.array(gids, pa.int64()), **columns})
+    try:
+        result = table.group_by("g", use_threads=False).aggregate(aggs)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    slot = np.full(n, -1, np.int64)
+    slot[result.column("g").to_numpy()] = np.arange(result.num_rows)
+    slots = pa.array(slot, mask=slot < 0)
+    return {name: result.column(name).combine_chunks().take(slots)
+            for name in result.column_names if name != "g"}
 
 
 def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafStats:
@@ -185,9 +200,8 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
     if isinstance(typ, pa.ExtensionType):
         values, typ = values.storage, typ.storage_type
     is_float = pa.types.is_floating(typ)
-    columns = {"g": pa.array(gids, pa.int64()), "v": values}
+    columns = {"v": values}
     aggs = [("v", "count", pc.CountOptions(mode="only_null"))]
-    bounds = [("v", "min"), ("v", "max")]
     if is_float:
         raw = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
         zero = raw == 0  # nulls became NaN, never zero
@@ -196,29 +210,20 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
         columns["pos0"] = pa.array(zero & ~np.signbit(raw))
         sum0 = pc.ScalarAggregateOptions(min_count=0)
         aggs += [("nan", "sum", sum0), ("neg0", "any"), ("pos0", "any")]
-    grouped = pa.table(columns).group_by("g", use_threads=False)
-    try:
-        result = grouped.aggregate(aggs + bounds)
-    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        result = grouped.aggregate(aggs)  # a type without an order: bounds unknown
-        bounds = []
-    slot = np.full(n, -1, np.int64)
-    slot[result.column("g").to_numpy()] = np.arange(result.num_rows)
-    slots = pa.array(slot, mask=slot < 0)
-    nulls = pc.fill_null(_scatter(result, "v_count", slots), 0)  # no rows: no nulls
-    if bounds:
-        mins, maxs = _scatter(result, "v_min", slots), _scatter(result, "v_max", slots)
-    else:
-        mins = maxs = pa.nulls(n, typ)
+    out = group_aggregate(columns, aggs + [("v", "min"), ("v", "max")], gids, n)
+    has_bounds = out is not None
+    if not has_bounds:  # a type without an order: bounds unknown
+        out = group_aggregate(columns, aggs, gids, n)
+        out["v_min"] = out["v_max"] = pa.nulls(n, typ)
+    nulls = pc.fill_null(out["v_count"], 0)  # no rows: no nulls
+    mins, maxs = out["v_min"], out["v_max"]
     nan_field = nans = None
     if is_float:
-        nans = pc.fill_null(_scatter(result, "nan_sum", slots), 0)
+        nans = pc.fill_null(out["nan_sum"], 0)
         nan_field = pa.field(name, pa.int64())
-        if bounds:
-            neg0 = _scatter(result, "neg0_any", slots)
-            pos0 = _scatter(result, "pos0_any", slots)
-            mins = _signed_zero_bound(mins, neg0, pos0, lower=True)
-            maxs = _signed_zero_bound(maxs, neg0, pos0, lower=False)
+        if has_bounds:
+            mins = _signed_zero_bound(mins, out["neg0_any"], out["pos0_any"], lower=True)
+            maxs = _signed_zero_bound(maxs, out["neg0_any"], out["pos0_any"], lower=False)
     field = pa.field(name, typ)
     return LeafStats(field, mins, maxs, pa.field(name, pa.int64()), nulls, nan_field, nans)
 
@@ -251,22 +256,35 @@ def column_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafS
         return _element_stats(name, values.cast(pa.list_(entry)), gids, n, "map")
     if pa.types.is_list_view(typ) or pa.types.is_large_list_view(typ):
         return _element_stats(name, values.cast(pa.large_list(typ.value_field)), gids, n, "list")
-    if (pa.types.is_list(typ) or pa.types.is_large_list(typ)
-            or pa.types.is_fixed_size_list(typ)):
+    if is_collection(typ):
         return _element_stats(name, values, gids, n, "list")
     return _leaf_stats(name, values, gids, n)
+
+
+def is_collection(typ: pa.DataType) -> bool:
+    """A list-like or map type, whose leaves describe elements."""
+    return (pa.types.is_map(typ) or pa.types.is_list(typ) or pa.types.is_large_list(typ)
+            or pa.types.is_fixed_size_list(typ) or pa.types.is_list_view(typ)
+            or pa.types.is_large_list_view(typ))
+
+
+def element_stats(name: str, inner: LeafStats, element_type: pa.DataType, kind: str,
+                  n: int) -> LeafStats:
+    """Mark ``inner`` (statistics over the elements) as the element stats of column ``name``.
+
+    When the elements are themselves collections, a null one is invisible to the leaf counts,
+    so the null count is unknown.
+    """
+    if is_collection(element_type):
+        inner.nulls = pa.nulls(n, inner.null_field.type)
+    return inner.renamed(name, kind)
 
 
 def _element_stats(name: str, lists: pa.Array, gids: np.ndarray, n: int, kind: str) -> LeafStats:
     elements = pc.list_flatten(lists)
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
     inner = column_stats(name, elements, gids[parents], n)
-    etype = elements.type
-    if pa.types.is_map(etype) or pa.types.is_list(etype) or pa.types.is_large_list(etype) \
-            or pa.types.is_fixed_size_list(etype):
-        # the elements are themselves collections: a null one is not counted by the leaf counts
-        inner.nulls = pa.nulls(n, inner.null_field.type)
-    return inner.renamed(name, kind)
+    return element_stats(name, inner, elements.type, kind, n)
 
 
 # --------------------------------------------------------------------------------------------
