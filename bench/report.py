@@ -1,0 +1,206 @@
+"""Turn a pytest-benchmark JSON of ``bench/test_bench_prune.py`` into Markdown tables.
+
+    python bench/report.py bench.json [--stat median|min]
+
+Prints, per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``) and of each
+peer, each with its ratio to the numpy floor; the geometric mean of those ratios over the
+predicates at each size; the issue #2 targets checked against this run; the first-call costs
+(fresh process, numba cache cold and warm) and the warm ``pe.compile`` times.
+
+>>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
+...            Result("1k", "eq_int", "prune", 4e-6, 10, 1000)]
+>>> print(ratio_table(results).splitlines()[2])
+| 1k | eq_int | 99.0% | 4.00 µs (2.0×) | — | 2.00 µs | — | — | — | — | — |
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+ENGINES = ["prune", "plan", "floor", "duckdb", "pyarrow", "polars", "pyiceberg", "python"]
+PEER_ENGINES = ["duckdb", "pyarrow", "polars", "pyiceberg", "python"]
+SIZE_ORDER = ["1k", "10k", "100k", "1M"]
+#: issue #2 targets
+FLOOR_RATIO_TARGET = 2.0
+WARM_1K_TARGET_S = 100e-6
+
+
+@dataclass(frozen=True)
+class Result:
+    """One timed (size, predicate, engine): ``seconds`` is the chosen statistic per call."""
+
+    size: str
+    scenario: str
+    engine: str
+    seconds: float
+    kept: int
+    containers: int
+
+
+def load_results(data: dict, stat: str = "median") -> tuple[list[Result], list[dict]]:
+    """The keep-mask results and the other entries (first call, compile) of a benchmark JSON."""
+    results, others = [], []
+    for bench in data["benchmarks"]:
+        info = bench.get("extra_info", {})
+        if "containers" in info:
+            results.append(Result(info["size"], info["scenario"], info["engine"],
+                                  bench["stats"][stat], info["kept"], info["containers"]))
+        else:
+            others.append({**info, "group": bench["group"], "seconds": bench["stats"][stat]})
+    return results, others
+
+
+def fmt_time(seconds: float) -> str:
+    """Seconds in a readable unit.
+
+    >>> fmt_time(3.2e-5), fmt_time(0.0123), fmt_time(2.5)
+    ('32.0 µs', '12.3 ms', '2.50 s')
+    """
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            value = seconds / scale
+            break
+    else:
+        unit, value = "ns", seconds * 1e9
+    return f"{value:#.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+
+
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _by_cell(results: list[Result]) -> dict[tuple[str, str], dict[str, Result]]:
+    cells: dict[tuple[str, str], dict[str, Result]] = defaultdict(dict)
+    for r in results:
+        cells[r.size, r.scenario][r.engine] = r
+    order = {s: i for i, s in enumerate(SIZE_ORDER)}
+    return dict(sorted(cells.items(), key=lambda kv: order.get(kv[0][0], len(order))))
+
+
+def ratio_table(results: list[Result]) -> str:
+    """Per size and predicate: the share pruned, and each engine's time (ratio to the floor)."""
+    lines = ["| size | predicate | pruned | " + " | ".join(ENGINES) + " |",
+             "|---|---|---:|" + "---:|" * len(ENGINES)]
+    for (size, scenario), row in _by_cell(results).items():
+        floor = row.get("floor")
+        ref = row.get("prune") or floor
+        pruned = f"{1 - ref.kept / ref.containers:.1%}" if ref else "—"
+        cells = []
+        for engine in ENGINES:
+            r = row.get(engine)
+            if r is None:
+                cells.append("—")
+            elif engine == "floor" or floor is None:
+                cells.append(fmt_time(r.seconds))
+            else:
+                cells.append(f"{fmt_time(r.seconds)} ({r.seconds / floor.seconds:.1f}×)")
+        lines.append(f"| {size} | {scenario} | {pruned} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def geomean_ratios(results: list[Result]) -> dict[str, dict[str, float]]:
+    """size -> engine -> geometric mean over predicates of (engine time / floor time)."""
+    ratios: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (size, _), row in _by_cell(results).items():
+        if "floor" in row:
+            for engine, r in row.items():
+                ratios[size][engine].append(r.seconds / row["floor"].seconds)
+    return {size: {e: geomean(v) for e, v in per.items()} for size, per in ratios.items()}
+
+
+def geomean_table(results: list[Result]) -> str:
+    lines = ["| size | " + " | ".join(ENGINES) + " |", "|---|" + "---:|" * len(ENGINES)]
+    for size, per in geomean_ratios(results).items():
+        lines.append(f"| {size} | " + " | ".join(
+            f"{per[e]:.1f}×" if e in per else "—" for e in ENGINES) + " |")
+    return "\n".join(lines)
+
+
+def target_lines(results: list[Result]) -> list[str]:
+    """The issue #2 speed targets, each with its value in this run and PASS / MISS."""
+    out = []
+    g = geomean_ratios(results)
+    big = max(g, key=lambda s: SIZE_ORDER.index(s) if s in SIZE_ORDER else -1, default=None)
+    if big and "prune" in g[big]:
+        v = g[big]["prune"]
+        out.append(f"- prune within {FLOOR_RATIO_TARGET:g}× of the floor at {big} (geomean): "
+                   f"{v:.2f}× — {'PASS' if v <= FLOOR_RATIO_TARGET else 'MISS'}")
+    losses = []
+    for (size, scenario), row in _by_cell(results).items():
+        if "prune" in row:
+            faster = [e for e in PEER_ENGINES if e in row and row[e].seconds < row["prune"].seconds]
+            losses += [f"{size} {scenario}: {e}" for e in faster]
+    if any("prune" in row for row in _by_cell(results).values()):
+        out.append("- prune faster than every peer at every size: "
+                   + ("PASS" if not losses else f"MISS ({'; '.join(losses)})"))
+    warm = [row["prune"].seconds for (size, _), row in _by_cell(results).items()
+            if size == "1k" and "prune" in row]
+    if warm:
+        out.append(f"- warm prune at 1k under {fmt_time(WARM_1K_TARGET_S)}: slowest predicate "
+                   f"{fmt_time(max(warm))} — {'PASS' if max(warm) < WARM_1K_TARGET_S else 'MISS'}")
+    return out
+
+
+def first_call_table(others: list[dict]) -> str:
+    rows = [o for o in others if o["group"] == "first_call"]
+    if not rows:
+        return ""
+    lines = ["| predicate | numba cache | import | first prune | second prune |",
+             "|---|---|---:|---:|---:|"]
+    for o in sorted(rows, key=lambda o: (o["scenario"], o["cache"])):
+        lines.append(f"| {o['scenario']} | {o['cache']} | {fmt_time(o['import_s'])} | "
+                     f"{fmt_time(o['first_s'])} | {fmt_time(o['second_s'])} |")
+    return "\n".join(lines)
+
+
+def compile_table(others: list[dict]) -> str:
+    rows = [o for o in others if o["group"] == "compile"]
+    if not rows:
+        return ""
+    return "\n".join(["| predicate | pe.compile |", "|---|---:|"] + [
+        f"| {o['scenario']} | {fmt_time(o['seconds'])} |" for o in rows])
+
+
+def not_run_note(results: list[Result]) -> str:
+    from peers import MAX_CONTAINERS
+
+    sizes = {r.size: r.containers for r in results}
+    skipped = [f"{e} above {limit:,} containers" for e, limit in MAX_CONTAINERS.items()
+               if any(n > limit for n in sizes.values())]
+    return ("Not run (minutes per call): " + "; ".join(skipped) + ".") if skipped else ""
+
+
+def report(data: dict, stat: str = "median") -> str:
+    """The whole Markdown report of one benchmark JSON."""
+    results, others = load_results(data, stat)
+    parts = [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)", ratio_table(results),
+             not_run_note(results),
+             "## Geometric mean of the ratio to the floor, over predicates", geomean_table(results),
+             "## Targets (issue #2)", "\n".join(target_lines(results))]
+    if first_call_table(others):
+        parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
+    if compile_table(others):
+        parts += [f"## pe.compile alone, warm ({stat})", compile_table(others)]
+    machine = data.get("machine_info", {})
+    parts.append(f"Machine: {machine.get('cpu', {}).get('brand_raw', '?')}, "
+                 f"Python {machine.get('python_version', '?')}; "
+                 f"run {data.get('datetime', '?')}.")
+    return "\n\n".join(p for p in parts if p)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("json", help="the --benchmark-json file of bench/test_bench_prune.py")
+    parser.add_argument("--stat", default="median", choices=["median", "min", "mean"])
+    args = parser.parse_args(argv)
+    with open(args.json) as fh:
+        print(report(json.load(fh), args.stat))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Speed of ``pe.prune`` against its peers and the numpy floor (issue #2, Speed).
+
+One pytest-benchmark group per (size, predicate), e.g. ``"1M and6"``, holding one benchmark per
+engine:
+
+    prune      pe.prune(table, sql) on a plain pa.Table (parse + compile + evaluate, warm)
+    plan       plan.evaluate(stats) with the plan compiled and the StatsTable built beforehand
+    floor      one numpy pass over the touched stats columns, prepared beforehand (lower bound)
+    duckdb     the min/max rewrite in SQL over the same Arrow table (one thread)
+    pyarrow    the rewrite as unfused pyarrow.compute calls
+    polars     the rewrite as Polars expressions over the same Arrow table (one thread)
+    pyiceberg  PyIceberg's InclusiveMetricsEvaluator, one DataFile per container
+    python     a plain loop over to_pylist() rows
+
+pyiceberg and python are not run above ``peers.MAX_CONTAINERS`` (minutes at 1M; the report
+says so).
+``extra_info`` records the engine, size, predicate and containers kept, and how many masks
+differ from the floor's (0 expected, except PyIceberg's known imprecision).
+
+The ``first_call`` group measures the cost of a first ``pe.prune`` (parse, compile, any JIT)
+in a fresh process, with an empty numba cache ("cold") and then with the cache it left ("warm");
+the ``compile`` group times ``pe.compile`` alone in a warm process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import peers
+from peers import MAX_CONTAINERS, PEERS, knowingly_less_precise, to_numpy
+from synthetic import make_stats, scenarios
+
+import prune_engine as pe
+
+#: benchmarked sizes: label -> number of containers
+SIZES = {"1k": 1_000, "100k": 100_000, "1M": 1_000_000}
+ENGINES = ["prune", "plan", "floor", "duckdb", "pyarrow", "polars", "pyiceberg", "python"]
+SCENARIO_IDS = [sc.id for sc in scenarios(SIZES["1k"])]
+#: a call slower than this is timed over a few pedantic rounds instead of auto-calibration
+SLOW_CALL_S = 0.25
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def pytest_generate_tests(metafunc):
+    if "size" in metafunc.fixturenames:
+        wanted = {s.strip() for s in metafunc.config.getoption("--bench-sizes").split(",")}
+        unknown = sorted(wanted - set(SIZES) - {""})
+        if unknown:
+            raise pytest.UsageError(f"unknown --bench-sizes {unknown}; choose from {list(SIZES)}")
+        sizes = [s for s in SIZES if s in wanted]
+        if "engine" in metafunc.fixturenames:  # peers too slow for a size are not run there
+            pairs = [(s, e) for s in sizes for e in ENGINES
+                     if SIZES[s] <= MAX_CONTAINERS.get(e, SIZES[s])]
+            metafunc.parametrize(("size", "engine"), pairs, ids=[f"{s}-{e}" for s, e in pairs])
+        else:
+            metafunc.parametrize("size", sizes)
+
+
+@lru_cache(maxsize=None)
+def stats(size: str):
+    """The synthetic stats table of a size, built once per session."""
+    return make_stats(SIZES[size])
+
+
+@lru_cache(maxsize=None)
+def rows(size: str) -> list[dict]:
+    return stats(size).to_pylist()
+
+
+@lru_cache(maxsize=None)
+def iceberg_files(size: str) -> list:
+    return peers.iceberg_files(stats(size))
+
+
+@lru_cache(maxsize=None)
+def scenario(size: str, scenario_id: str):
+    return {sc.id: sc for sc in scenarios(SIZES[size])}[scenario_id]
+
+
+@lru_cache(maxsize=4)
+def floor_mask(size: str, scenario_id: str) -> np.ndarray:
+    return to_numpy(PEERS["floor"](stats(size), scenario(size, scenario_id).pred)())
+
+
+def make_call(engine: str, size: str, scenario_id: str):
+    """The timed callable of ``engine``, with all of its preparation done."""
+    table, sc = stats(size), scenario(size, scenario_id)
+    if engine == "prune":
+        return lambda: pe.prune(table, sc.sql)
+    if engine == "plan":
+        plan, wrapped = pe.compile(sc.sql, table.schema), pe.StatsTable(table)
+        return lambda: plan.evaluate(wrapped)
+    if engine == "python":
+        return peers.python_peer(table, sc.pred, rows(size))
+    if engine == "pyiceberg":
+        return peers.iceberg_peer(table, sc.pred, iceberg_files(size))
+    return PEERS[engine](table, sc.pred)
+
+
+@pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
+def test_keep_mask(benchmark, scenario_id, size, engine):
+    call = make_call(engine, size, scenario_id)
+    mask = to_numpy(call())  # warm-up: caches, JIT, and the answer for extra_info
+    differs = int((mask != floor_mask(size, scenario_id)).sum())
+    benchmark.group = f"{size} {scenario_id}"
+    benchmark.extra_info.update(engine=engine, size=size, scenario=scenario_id,
+                                containers=SIZES[size], kept=int(mask.sum()),
+                                differs_from_floor=differs)
+    if knowingly_less_precise(engine, scenario(size, scenario_id).pred):
+        assert (mask >= floor_mask(size, scenario_id)).all(), f"{engine} pruned a kept container"
+    else:
+        assert differs == 0, f"{engine} disagrees with the floor on {differs} containers"
+    if _seconds(call) > SLOW_CALL_S:
+        benchmark.pedantic(call, rounds=3, iterations=1)
+    else:
+        benchmark(call)
+
+
+def _seconds(call) -> float:
+    import time
+
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
+def test_compile(benchmark, scenario_id):
+    """``pe.compile`` alone (parse + bind + rewrite), warm process."""
+    sc, schema = scenario("1k", scenario_id), stats("1k").schema
+    benchmark.group = "compile"
+    benchmark.extra_info.update(engine="compile", scenario=scenario_id)
+    benchmark(pe.compile, sc.sql, schema)
+
+
+_FIRST_CALL = """
+import json, sys, time
+start = time.perf_counter()
+import prune_engine as pe
+imported = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+from synthetic import make_stats, scenarios
+table = make_stats(1000)
+sql = {sc.id: sc.sql for sc in scenarios(1000)}[sys.argv[2]]
+t0 = time.perf_counter(); pe.prune(table, sql); t1 = time.perf_counter()
+pe.prune(table, sql); t2 = time.perf_counter()
+print(json.dumps({"import_s": imported - start, "first_s": t1 - t0, "second_s": t2 - t1}))
+"""
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+@pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
+def test_first_call(benchmark, scenario_id, cache, tmp_path_factory):
+    """First ``pe.prune`` of a fresh process at 1k containers; the benchmark's own time is the
+    whole process, ``extra_info`` holds import, first-call and second-call seconds."""
+    cache_dir = tmp_path_factory.getbasetemp() / f"numba_cache_{scenario_id}"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    if cache == "warm" and not cache_dir.exists():  # fill the cache first
+        _run_first_call(scenario_id, env)
+    if cache == "cold":
+        import shutil
+
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    result = {}
+    benchmark.group = "first_call"
+    benchmark.pedantic(lambda: result.update(_run_first_call(scenario_id, env)), rounds=1)
+    benchmark.extra_info.update(engine="prune", scenario=scenario_id, cache=cache, **result)
+    assert result["first_s"] > 0
+
+
+def _run_first_call(scenario_id: str, env: dict) -> dict:
+    done = subprocess.run([sys.executable, "-c", _FIRST_CALL, str(BENCH_DIR), scenario_id],
+                          env=env, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise AssertionError(f"first-call process failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
