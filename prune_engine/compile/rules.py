@@ -56,6 +56,8 @@ def fold_literal_casts(e: n.Expr) -> n.Expr:
     "DATE '2024-01-02'"
     """
     e = _map(e, fold_literal_casts)
+    if isinstance(e, n.Func) and e.name == "in" and len(e.args) > 1 and all(isinstance(a, n.Literal) for a in e.args[1:]):
+        return n.InList(e.args[0], e.args[1:])  # an IN list whose items were casts of literals
     if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal):
         return _cast_literal(e.arg, e.to)
     if isinstance(e, n.Negate) and isinstance(e.arg, n.Literal) and isinstance(e.arg.value, (int, float)) \
@@ -155,12 +157,24 @@ def may_be_null(e: n.Expr) -> n.Expr:
     return n.Or(tuple(n.IsNull(c) for c in cols)) if len(cols) > 1 else n.IsNull(cols[0])
 
 
+def _any(*parts: n.Expr) -> n.Expr:
+    """OR of ``parts``, flattened, without FALSE terms."""
+    flat: list[n.Expr] = []
+    for p in parts:
+        for q in (p.args if isinstance(p, n.Or) else (p,)):
+            if q != n.FALSE and q not in flat:
+                flat.append(q)
+    if not flat:
+        return n.FALSE
+    return flat[0] if len(flat) == 1 else n.Or(tuple(flat))
+
+
 def _expand_is_bool(arg: n.Expr, value: bool, negated: bool) -> n.Expr:
     # e IS TRUE = e; e IS FALSE = NOT e; e IS NOT TRUE = NOT e OR e IS NULL; ...
     positive = push_not(arg, negate=(value == negated))
     if not negated:
         return positive
-    return n.Or((positive, may_be_null(arg)))
+    return _any(positive, may_be_null(arg))
 
 
 def _expand_is_distinct(left: n.Expr, right: n.Expr, same: bool) -> n.Expr:
@@ -168,8 +182,9 @@ def _expand_is_distinct(left: n.Expr, right: n.Expr, same: bool) -> n.Expr:
         if isinstance(b, n.Literal) and b.value is None:
             return n.IsNull(a, negated=not same)
     if same:  # IS NOT DISTINCT FROM: equal, or both NULL
-        return n.Or((n.Compare("=", left, right), n.And((may_be_null(left), may_be_null(right)))))
-    return n.Or((n.Compare("!=", left, right), may_be_null(left), may_be_null(right)))
+        both_null = n.And((may_be_null(left), may_be_null(right)))
+        return _any(n.Compare("=", left, right), both_null)
+    return _any(n.Compare("!=", left, right), may_be_null(left), may_be_null(right))
 
 
 # --- rule 4 ------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ class Or(Expr):
         return And(tuple(a.invert() for a in self.args))
 
     def sql(self):
-        return " OR ".join(a.sql() if not isinstance(a, Or) else f"({a.sql()})" for a in self.args)
+        return " OR ".join(f"({a.sql()})" if isinstance(a, (Or, And)) else a.sql() for a in self.args)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,103 @@
+"""Each rewrite rule: ``input; expected`` pairs (SQL in, SQL of the rewritten tree out)."""
+
+import pyarrow as pa
+import pytest
+
+from prune_engine.compile import rules
+from prune_engine.errors import TypeMismatchError
+from prune_engine.expr import nodes as n
+from prune_engine.expr.sql import parse_sql
+
+
+def sql_of(rule, text):
+    return str(rule(parse_sql(text)))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("d = DATE '2024-01-02'", "d = DATE '2024-01-02'"),
+    ("d = CAST('2024-01-02 23:59:59' AS DATE)", "d = DATE '2024-01-02'"),
+    ("x = CAST('5' AS BIGINT)", "x = 5"),
+    ("x = -(5)", "x = -5"),
+    ("x IN (CAST('1' AS INT), 2)", "x IN (1, 2)"),
+])
+def test_fold_literal_casts(text, expected):
+    assert sql_of(rules.fold_literal_casts, text) == expected
+
+
+def test_fold_literal_casts_rejects_a_bad_literal():
+    with pytest.raises(TypeMismatchError, match="cannot cast"):
+        rules.fold_literal_casts(n.Cast(n.Literal("abc"), pa.int64()))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("5 < x", "x > 5"),
+    ("5 >= x", "x <= 5"),
+    ("5 = x", "x = 5"),
+    ("x < y", "x < y"),
+    ("1 IS DISTINCT FROM x", "x IS DISTINCT FROM 1"),
+])
+def test_orient_comparisons(text, expected):
+    assert sql_of(rules.orient_comparisons, text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # NOT pushed down with its SQL meaning (three-valued: NULL stays NULL)
+    ("NOT (x < 5)", "x >= 5"),
+    ("NOT (x = 5 AND y = 1)", "x != 5 OR y != 1"),
+    ("NOT (x = 5 OR NOT y = 1)", "x != 5 AND y = 1"),
+    ("NOT x IS NULL", "x IS NOT NULL"),
+    ("NOT x IN (1, 2)", "x NOT IN (1, 2)"),
+    ("NOT s LIKE 'a%'", "s NOT LIKE 'a%'"),
+    ("NOT NOT b", "b = TRUE"),
+    ("b", "b = TRUE"),
+    ("NOT b", "b = FALSE"),
+    ("NOT abs(x) > 1", "abs(x) <= 1"),
+    ("NOT my_udf(x)", "NOT my_udf(x)"),
+    # IS [NOT] TRUE / FALSE
+    ("b IS TRUE", "b = TRUE"),
+    ("b IS FALSE", "b = FALSE"),
+    ("b IS NOT TRUE", "b = FALSE OR b IS NULL"),
+    ("b IS NOT FALSE", "b = TRUE OR b IS NULL"),
+    ("(x > 1) IS NOT TRUE", "x <= 1 OR x IS NULL"),
+    ("NOT ((x > 1) IS NOT TRUE)", "x > 1"),
+    ("(x > y) IS NOT FALSE", "x > y OR x IS NULL OR y IS NULL"),
+    # IS [NOT] DISTINCT FROM
+    ("x IS DISTINCT FROM 1", "x != 1 OR x IS NULL"),
+    ("x IS NOT DISTINCT FROM 1", "x = 1 OR (x IS NULL AND FALSE)"),
+    ("x IS DISTINCT FROM NULL", "x IS NOT NULL"),
+    ("x IS NOT DISTINCT FROM NULL", "x IS NULL"),
+    ("NOT (x IS DISTINCT FROM y)", "x = y OR (x IS NULL AND y IS NULL)"),
+])
+def test_push_not(text, expected):
+    assert sql_of(rules.push_not, text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("TRUE AND x > 1", "x > 1"),
+    ("FALSE AND x > 1", "FALSE"),
+    ("NULL AND x > 1", "FALSE"),
+    ("NULL OR x > 1", "x > 1"),
+    ("TRUE OR x > 1", "TRUE"),
+    ("1 = 1 AND x > 1", "x > 1"),
+    ("1 = 2 OR x > 1", "x > 1"),
+    ("x > 1 AND (y > 2 AND x > 1)", "x > 1 AND y > 2"),
+    ("NULL IS NULL", "TRUE"),
+    ("x = 1 OR (y = 2 OR z = 3)", "x = 1 OR y = 2 OR z = 3"),
+])
+def test_simplify(text, expected):
+    assert str(rules.simplify(rules.push_not(parse_sql(text)))) == expected
+
+
+def test_may_be_null_is_unknown_for_functions_and_null_literals():
+    assert rules.may_be_null(parse_sql("abs(x) > 1")) == n.TRUE
+    assert rules.may_be_null(parse_sql("x IN (1, NULL)")) == n.TRUE
+    assert str(rules.may_be_null(parse_sql("x + y > 1"))) == "x IS NULL OR y IS NULL"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("NOT (x < 5 OR y IS NULL) AND 5 <= z", "x >= 5 AND y IS NOT NULL AND z >= 5"),
+    ("NOT (x BETWEEN 1 AND 3)", "x < 1 OR x > 3"),
+    ("x + 1 > 2 + 3", "(x + 1) > 5"),
+])
+def test_rewrite_runs_every_rule(text, expected):
+    assert str(rules.rewrite(parse_sql(text))) == expected
