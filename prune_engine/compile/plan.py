@@ -22,6 +22,8 @@ predicate     the statistics say                     verdict
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 
@@ -114,7 +116,25 @@ def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np
 
 
 def compile_predicate(expr, schema: pa.Schema | None) -> PruningProgram:
-    """Parse, rewrite and lower ``expr`` against the statistics ``schema``."""
+    """Parse, rewrite and lower ``expr`` against the statistics ``schema``; SQL text and
+    expression trees are compiled once per schema (a small LRU cache)."""
+    from prune_engine.expr.builder import Builder
+
+    key = expr.node if isinstance(expr, Builder) else expr
+    if isinstance(key, (str, n.Expr)):
+        try:
+            return _compile_cached(key, schema)
+        except TypeError:  # an unhashable literal somewhere in the tree
+            pass
+    return _compile(expr, schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_cached(expr, schema):
+    return _compile(expr, schema)
+
+
+def _compile(expr, schema: pa.Schema | None) -> PruningProgram:
     from prune_engine.expr.convert import to_expr
 
     node = to_expr(expr)

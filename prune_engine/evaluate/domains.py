@@ -126,6 +126,10 @@ class Domain:
         """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``?"""
         if len(sorted_set) == 0:
             return np.zeros(len(lo), dtype=bool)
+        if sorted_set.dtype.kind in "iu":
+            first, last = int(sorted_set[0]), int(sorted_set[-1])
+            if last - first <= DENSE_SET_SPAN:
+                return _dense_any_in_range(lo, hi, sorted_set, first, last)
         idx = np.searchsorted(sorted_set, lo, side="left")
         found = idx < len(sorted_set)
         idx = np.minimum(idx, len(sorted_set) - 1)
@@ -143,6 +147,21 @@ class Domain:
     def mismatch(self, value) -> TypeMismatchError:
         return TypeMismatchError(
             f"cannot compare a {self.type} column with {type(value).__name__} literal {value!r}")
+
+
+def _dense_any_in_range(lo, hi, sorted_set, first: int, last: int) -> np.ndarray:
+    """``any_in_range`` for an integer set over a small span: ``counts[k]`` is the number of
+    members below ``first + k``, so ``[lo, hi]`` holds a member iff the count grows across it."""
+    span = last - first + 1
+    counts = np.zeros(span + 1, dtype=np.int32)
+    counts[sorted_set.astype(np.int64) - first + 1] = 1
+    np.cumsum(counts, out=counts)
+    info = np.iinfo(lo.dtype)
+    # clip into the table, in the bounds' own dtype (no overflow), then shift to positions
+    dt = lo.dtype.type
+    a = np.minimum(np.maximum(lo, dt(first)), dt(min(last + 1, info.max))).astype(np.int64) - first
+    b = np.minimum(np.maximum(hi, dt(max(first - 1, info.min))), dt(last)).astype(np.int64) - (first - 1)
+    return counts[np.minimum(b, span)] > counts[np.minimum(a, span)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -198,10 +217,17 @@ def _double_on_grid(x: float, per_unit: int, always_fuzzy: bool = False) -> Coer
     return Coerced("fuzzy", math.floor((Fraction(x) - ulp) * per_unit), math.ceil((Fraction(x) + ulp) * per_unit))
 
 
+_UNSIGNED = {pa.uint8().id, pa.uint16().id, pa.uint32().id, pa.uint64().id}
+
+#: an integer IN list spanning at most this many values is tested through a prefix-count
+#: table (two gathers per container) instead of a binary search per container
+DENSE_SET_SPAN = 1 << 22
+
+
 class IntDomain(Domain):
     def __init__(self, type_):
         super().__init__(type_)
-        self.dtype = np.dtype(type_.to_pandas_dtype())
+        self.dtype = np.dtype(f"{'u' if type_.id in _UNSIGNED else ''}int{type_.bit_width}")
         info = np.iinfo(self.dtype)
         self._limits = (int(info.min), int(info.max))
 

@@ -12,9 +12,14 @@ A plain ``pa.Table`` is always accepted wherever a ``StatsTable`` is; the wrappe
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import pyarrow as pa
+
+#: per live pa.Table: the derived arrays that evaluation cached for it (tables are immutable,
+#: so a second prune() over the same table reuses them); entries leave with their table
+_TABLE_CACHES: dict[int, tuple[weakref.ref, dict]] = {}
 
 
 class StatsTable:
@@ -66,7 +71,15 @@ def as_stats_table(stats) -> StatsTable:
     if isinstance(stats, StatsTable):
         return stats
     if isinstance(stats, pa.Table):
-        return StatsTable(stats)
+        wrapper = StatsTable(stats)
+        key = id(stats)
+        hit = _TABLE_CACHES.get(key)
+        if hit is not None and hit[0]() is stats:
+            wrapper._cache = hit[1]
+        else:
+            ref = weakref.ref(stats, lambda _, k=key: _TABLE_CACHES.pop(k, None))
+            _TABLE_CACHES[key] = (ref, wrapper._cache)
+        return wrapper
     if hasattr(stats, "__arrow_c_stream__"):
         return StatsTable(pa.table(stats))
     raise TypeError(f"statistics must be a pyarrow.Table or StatsTable, not {type(stats).__name__}")
