@@ -126,10 +126,19 @@ class Domain:
         """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``?"""
         if len(sorted_set) == 0:
             return np.zeros(len(lo), dtype=bool)
-        if sorted_set.dtype.kind in "iu":
+        from prune_engine.evaluate import _kernels
+
+        if sorted_set.dtype.kind in "iu" and lo.dtype.kind in "iu":
             first, last = int(sorted_set[0]), int(sorted_set[-1])
             if last - first <= DENSE_SET_SPAN:
-                return _dense_any_in_range(lo, hi, sorted_set, first, last)
+                wide = np.uint64 if lo.dtype == np.uint64 else np.int64
+                counts = _prefix_counts(sorted_set, first, last)
+                return _kernels.dense_range_hits(lo.astype(wide, copy=False), hi.astype(wide, copy=False),
+                                                 counts, first, last)
+        kind = {"i": np.int64, "u": np.uint64, "f": lo.dtype.type}.get(lo.dtype.kind)
+        if kind is not None and sorted_set.dtype.kind == lo.dtype.kind:
+            return _kernels.sorted_range_hits(lo.astype(kind, copy=False), hi.astype(kind, copy=False),
+                                              sorted_set.astype(kind, copy=False))
         idx = np.searchsorted(sorted_set, lo, side="left")
         found = idx < len(sorted_set)
         idx = np.minimum(idx, len(sorted_set) - 1)
@@ -149,15 +158,18 @@ class Domain:
             f"cannot compare a {self.type} column with {type(value).__name__} literal {value!r}")
 
 
-def _dense_any_in_range(lo, hi, sorted_set, first: int, last: int) -> np.ndarray:
-    """``any_in_range`` for an integer set over a small span: ``counts[k]`` is the number of
-    members below ``first + k``, so ``[lo, hi]`` holds a member iff the count grows across it."""
-    span = last - first + 1
-    counts = np.zeros(span + 1, dtype=np.int32)
+def _prefix_counts(sorted_set: np.ndarray, first: int, last: int) -> np.ndarray:
+    """``counts[k]``: how many members lie below ``first + k`` (k = 0 .. last - first + 1)."""
+    counts = np.zeros(last - first + 2, dtype=np.int32)
     counts[sorted_set.astype(np.int64) - first + 1] = 1
-    np.cumsum(counts, out=counts)
+    return np.cumsum(counts, out=counts)
+
+
+def _dense_any_in_range(lo, hi, sorted_set, first: int, last: int) -> np.ndarray:
+    """numpy reference of :func:`prune_engine.evaluate._kernels.dense_range_hits`."""
+    counts = _prefix_counts(sorted_set, first, last)
+    span = last - first + 1
     info = np.iinfo(lo.dtype)
-    # clip into the table, in the bounds' own dtype (no overflow), then shift to positions
     dt = lo.dtype.type
     a = np.minimum(np.maximum(lo, dt(first)), dt(min(last + 1, info.max))).astype(np.int64) - first
     b = np.minimum(np.maximum(hi, dt(max(first - 1, info.min))), dt(last)).astype(np.int64) - (first - 1)
