@@ -111,7 +111,13 @@ class Literal(Expr):
         if isinstance(v, (int, _decimal.Decimal)):
             return str(v)
         if isinstance(v, str):
-            return "'" + v.replace("'", "''") + "'"
+            text = "'" + v.replace("'", "''") + "'"
+            t = self.type
+            if t is not None and pa.types.is_timestamp(t):
+                return f"TIMESTAMPTZ {text}" if t.tz else f"TIMESTAMP {text}"
+            if t is not None and pa.types.is_date(t):
+                return f"DATE {text}"
+            return text
         if isinstance(v, bytes):
             return "'\\x" + v.hex() + "'::BLOB"
         if isinstance(v, _dt.datetime):
