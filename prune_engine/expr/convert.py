@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from prune_engine.expr import nodes as n
 from prune_engine.expr.builder import Builder
+from prune_engine.expr.from_arrow import from_pyarrow
 from prune_engine.expr.sql import parse_sql
 
 __all__ = ["to_expr", "ExprLike"]
@@ -34,8 +35,6 @@ def to_expr(expr: ExprLike) -> n.Expr:
     if isinstance(expr, str):
         return parse_sql(expr)
     if isinstance(expr, pc.Expression):
-        from prune_engine.expr.from_arrow import from_pyarrow
-
         return from_pyarrow(expr)
     raise TypeError(
         "a predicate must be SQL text (str), a builder expression (pe.col(...) > 5), a "
