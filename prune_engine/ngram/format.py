@@ -1,0 +1,165 @@
+"""The bytes of one container's n-gram index, defined once (constants, Python encoder/decoder).
+
+An index entry is a small self-checking blob: a header, one or two gram sets ("sections"), and
+a trailing checksum. All integers are little-endian::
+
+    0   u8   version            (VERSION; any other value is "unknown version")
+    1   u8   gram_size          n, in code points (1..8)
+    2   u8   num_sections       1 (case-sensitive set) or 2 (+ case-folded set)
+    3   u8   reserved           0
+    4   8 bytes per section:    u8 kind (KIND_EXACT | KIND_SBBF), u8 fold (FOLD_NONE |
+                                FOLD_LOWER), u16 reserved 0, u32 count
+        zero padding to a multiple of 8
+        section payloads, in header order:
+          KIND_EXACT: count sorted u64 gram hashes                       (8 * count bytes)
+          KIND_SBBF:  count 256-bit blocks of eight u32 words (Parquet)  (32 * count bytes)
+    -8  u64  checksum           xxHash64 (seed 0) of every byte before it
+
+A gram is ``n`` consecutive code points of ``START + value + END``; the markers are the bytes
+``0xFF`` and ``0xFE``, which never occur in UTF-8, so edge grams cannot collide with inner
+ones. A gram's hash is xxHash64 (seed 0) of its UTF-8 bytes (markers as their single byte).
+The split-block Bloom filter (SBBF) is Parquet's: block ``((h >> 32) * count) >> 32``, in word
+``i`` the bit ``(lower32(h) * SALTS[i]) >> 27`` (32-bit product).
+
+This module is plain Python: the numba kernels (:mod:`._kernels`) write and read the same
+layout, and tests compare the two.
+
+>>> blob = encode_entry(3, [(KIND_EXACT, FOLD_NONE, [7, 5])])
+>>> decode_entry(blob)
+Entry(gram_size=3, sections=(Section(kind=0, fold=0, count=2, payload=(5, 7)),))
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple, Sequence
+
+from prune_engine.errors import IndexCorruptError, PruneEngineError
+
+VERSION = 1
+KIND_EXACT = 0
+KIND_SBBF = 1
+FOLD_NONE = 0
+FOLD_LOWER = 1
+MAX_GRAM_SIZE = 8
+
+#: code points standing for the start / end of a value inside grams (above Unicode's range)
+START_MARK = 0x110000
+END_MARK = 0x110001
+#: their bytes in a gram's hashed form (never valid UTF-8)
+START_BYTE = 0xFF
+END_BYTE = 0xFE
+
+#: Parquet SBBF salts (parquet-format BloomFilter.md)
+SALTS = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
+         0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31)
+
+BLOCK_BYTES = 32
+TRAILER_BYTES = 8
+
+
+class NgramError(PruneEngineError, ValueError):
+    """Bad input to the n-gram index: a non-string column, bad offsets or options, or a LIKE
+    pattern that SQL itself rejects (a pattern ending in its escape character)."""
+
+
+class Section(NamedTuple):
+    kind: int
+    fold: int
+    count: int
+    payload: tuple  # sorted hashes (exact) or blocks as tuples of 8 words (sbbf)
+
+
+class Entry(NamedTuple):
+    gram_size: int
+    sections: tuple
+
+
+def header_bytes(num_sections: int) -> int:
+    """Size of the header (fixed part + section table), padded to a multiple of 8."""
+    return (4 + 8 * num_sections + 7) // 8 * 8
+
+
+def payload_bytes(kind: int, count: int) -> int:
+    return 8 * count if kind == KIND_EXACT else BLOCK_BYTES * count
+
+
+def encode_entry(gram_size: int, sections: Sequence[tuple]) -> bytes:
+    """Serialize ``sections`` = [(kind, fold, hashes_or_blocks)] (Python reference encoder).
+
+    Exact hashes are sorted here; SBBF sections are given as a list of 8-word blocks.
+    """
+    from prune_engine.ngram.reference import xxh64
+
+    head = struct.pack("<BBBB", VERSION, gram_size, len(sections), 0)
+    body = b""
+    for kind, fold, items in sections:
+        items = sorted(items) if kind == KIND_EXACT else list(items)
+        head += struct.pack("<BBHI", kind, fold, 0, len(items))
+        if kind == KIND_EXACT:
+            body += struct.pack(f"<{len(items)}Q", *items)
+        else:
+            body += b"".join(struct.pack("<8I", *block) for block in items)
+    head += b"\0" * (header_bytes(len(sections)) - len(head))
+    blob = head + body
+    return blob + struct.pack("<Q", xxh64(blob))
+
+
+def decode_entry(blob: bytes, container=None) -> Entry:
+    """Parse and verify one entry; :class:`IndexCorruptError` names ``container`` when bad."""
+    from prune_engine.ngram.reference import xxh64
+
+    def fail(why: str):
+        raise IndexCorruptError(f"n-gram index of container {container!r}: {why}", container)
+
+    if len(blob) < 4 + 8 + TRAILER_BYTES:
+        fail(f"{len(blob)} bytes is too short")
+    version, gram_size, nsec, _ = struct.unpack_from("<BBBB", blob, 0)
+    if version != VERSION:
+        fail(f"unknown format version {version} (this build reads version {VERSION})")
+    if (struct.unpack_from("<Q", blob, len(blob) - TRAILER_BYTES)[0]
+            != xxh64(blob[:-TRAILER_BYTES])):
+        fail("checksum mismatch")
+    if nsec not in (1, 2) or not 1 <= gram_size <= MAX_GRAM_SIZE:
+        fail("malformed header")
+    pos = header_bytes(nsec)
+    sections = []
+    for i in range(nsec):
+        kind, fold, _, count = struct.unpack_from("<BBHI", blob, 4 + 8 * i)
+        if kind not in (KIND_EXACT, KIND_SBBF) or fold not in (FOLD_NONE, FOLD_LOWER):
+            fail("malformed section table")
+        size = payload_bytes(kind, count)
+        if pos + size > len(blob) - TRAILER_BYTES:
+            fail("sections overrun the entry")
+        if kind == KIND_EXACT:
+            payload = struct.unpack_from(f"<{count}Q", blob, pos)
+        else:
+            payload = tuple(struct.unpack_from("<8I", blob, pos + BLOCK_BYTES * b)
+                            for b in range(count))
+        sections.append(Section(kind, fold, count, payload))
+        pos += size
+    if pos != len(blob) - TRAILER_BYTES:
+        fail("trailing bytes after the sections")
+    return Entry(gram_size, tuple(sections))
+
+
+def sbbf_num_blocks(ndv: int, fpp: float) -> int:
+    """Blocks for ``ndv`` distinct grams at false-positive rate ``fpp`` (Parquet's sizing).
+
+    >>> sbbf_num_blocks(1000, 0.01)
+    38
+    """
+    import math
+
+    return max(1, math.ceil(ndv * bits_per_gram(fpp) / 256.0))
+
+
+def bits_per_gram(fpp: float) -> float:
+    """Filter bits per distinct gram for an SBBF with false-positive rate ``fpp``.
+
+    >>> round(bits_per_gram(0.01), 2)
+    9.68
+    """
+    import math
+
+    return -8.0 / math.log(1.0 - fpp ** 0.125)

@@ -1,0 +1,198 @@
+"""Probe the n-gram index: may each container hold a value matching a LIKE, =/IN or regex?
+
+Each function returns ``np.ndarray[bool]`` with one entry per container: ``True`` = the
+container may hold a matching value (keep), ``False`` = its index proves that none matches.
+A null entry keeps. The query's grams are derived and hashed once (:mod:`.pattern`), then one
+numba call tests every container of a chunk (:func:`._kernels.probe_entries`).
+
+Every entry's structure is checked on every probe; its checksum is verified once per Arrow
+buffer (the last few verified buffers are remembered, and held, so their memory cannot be
+reused under a remembered address). A corrupt or unknown-version entry raises
+:class:`~prune_engine.errors.IndexCorruptError` naming the container; with
+``on_invalid="keep"`` it is kept and the number of such containers is reported as a warning.
+
+>>> import numpy as np, pyarrow as pa
+>>> from prune_engine.ngram.build import build_index_column
+>>> index = build_index_column(pa.array(["GET /api/v1/users", "POST /login"]), np.array([0, 1, 2]),
+...                            case_insensitive=True)
+>>> like_may_match(index, "%/api/%").tolist()
+[True, False]
+>>> like_may_match(index, "post%", case_insensitive=True).tolist()
+[False, True]
+>>> regex_may_match(index, "v[0-9]/(users|groups)").tolist()
+[True, False]
+>>> equals_may_match(index, ["POST /login", "GET /"]).tolist()
+[False, True]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from prune_engine.errors import IndexCorruptError
+from prune_engine.ngram.format import MAX_GRAM_SIZE, NgramError
+from prune_engine.ngram.pattern import (
+    TRUE, equals_query, like_query, parse_like, query_grams, regex_query,
+)
+from prune_engine.ngram.reference import gram_bytes
+
+#: how many verified index buffers are remembered (and held)
+VERIFIED_CACHE_SIZE = 16
+_verified: OrderedDict = OrderedDict()
+
+
+def like_may_match(index: pa.Array, pattern: str, escape: str | None = None,
+                   case_insensitive: bool = False, *, on_invalid: str = "raise",
+                   containers: pa.Array | None = None) -> np.ndarray:
+    """Containers that may hold a value ``LIKE pattern`` (``ILIKE`` with ``case_insensitive``).
+
+    Only an explicit ``escape`` character escapes (DuckDB); ``%`` is any run, ``_`` one code
+    point. ILIKE probes the folded gram set and keeps containers indexed without one.
+    """
+    if not isinstance(pattern, str):
+        raise NgramError(f"LIKE pattern must be a string, not {type(pattern).__name__}")
+    parse_like(pattern, escape)  # SQL rejects these patterns: so do we, before any probing
+    return _may_match(index, lambda n: like_query(pattern, n, escape, case_insensitive),
+                      bool(case_insensitive), on_invalid, containers)
+
+
+def equals_may_match(index: pa.Array, values: Sequence[str], *, on_invalid: str = "raise",
+                     containers: pa.Array | None = None) -> np.ndarray:
+    """Containers that may hold any of ``values`` (``col = v`` or ``col IN (...)``).
+
+    Null values match nothing; with no non-null value no container can match.
+    """
+    if isinstance(values, (str, bytes)) or not all(v is None or isinstance(v, str) for v in values):
+        raise NgramError("values must be a sequence of strings (or None)")
+    values = list(values)
+    return _may_match(index, lambda n: equals_query(values, n), False, on_invalid, containers)
+
+
+def regex_may_match(index: pa.Array, pattern: str, *, on_invalid: str = "raise",
+                    containers: pa.Array | None = None) -> np.ndarray:
+    """Containers that may hold a value in which RE2 ``pattern`` finds a match (a search)."""
+    if not isinstance(pattern, str):
+        raise NgramError(f"regex pattern must be a string, not {type(pattern).__name__}")
+    return _may_match(index, lambda n: regex_query(pattern, n), False, on_invalid, containers)
+
+
+def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(gram hashes, postfix program) of a gram query, for :func:`._kernels.probe_entries`."""
+    from prune_engine.ngram import _kernels as K
+
+    grams = query_grams(query)
+    position = {g: i for i, g in enumerate(grams)}
+    prog: list[int] = []
+
+    def emit(q):
+        if q[0] == "gram":
+            prog.append(position[q[1]])
+        elif q[0] == "true":
+            prog.append(K.OP_TRUE)
+        else:
+            for i, part in enumerate(q[1]):
+                emit(part)
+                if i:
+                    prog.append(K.OP_AND if q[0] == "and" else K.OP_OR)
+
+    emit(query)
+    blobs = [gram_bytes(g) for g in grams]
+    offsets = np.cumsum([0] + [len(b) for b in blobs], dtype=np.int64)
+    data = np.frombuffer(b"".join(blobs), np.uint8) if blobs else np.zeros(0, np.uint8)
+    hashes = K.hash_slices(K.ro(data, np.uint8), K.ro(offsets, np.int64))
+    return K.ro(hashes, np.uint64), K.ro(np.array(prog, np.int64), np.int64)
+
+
+def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
+               on_invalid: str, containers) -> np.ndarray:
+    from prune_engine.ngram import _kernels as K
+
+    if on_invalid not in ("raise", "keep"):
+        raise NgramError(f"on_invalid must be 'raise' or 'keep', not {on_invalid!r}")
+    chunks = _chunks(index)
+    total = sum(len(c) for c in chunks)
+    if containers is not None and len(containers) != total:
+        raise NgramError(f"containers has {len(containers)} ids for {total} index entries")
+    keep = np.ones(total, np.bool_)
+    status = np.zeros(total, np.int8)
+    queries: dict[int, tuple] = {}
+    start = 0
+    for chunk in chunks:
+        offsets, data, valid = _entry_buffers(chunk)
+        part = slice(start, start + len(chunk))
+        start += len(chunk)
+        status[part] = _verify(chunk, offsets, data, valid)
+        lengths = offsets[1:] - offsets[:-1]
+        sizes = np.unique(data[offsets[:-1][valid & (lengths > 1)] + 1]) if len(data) else []
+        for n in [int(s) for s in sizes if 1 <= s <= MAX_GRAM_SIZE] or [3]:
+            if n not in queries:
+                queries[n] = make_query(n)
+            query = queries[n]
+            out, st = K.probe_entries(offsets, data, valid, n, folded,
+                                      *compile_query(TRUE if query is None else query))
+            if query is None:  # no value can match: only containers without an index keep
+                out = ~valid
+            keep[part] &= out
+            bad = (st == K.CORRUPT) | (st == K.BAD_VERSION)
+            status[part] = np.where(bad, st, status[part])
+    bad = np.nonzero(status != K.OK)[0]
+    if len(bad):
+        keep[bad] = True
+        if on_invalid == "raise":
+            i = int(bad[0])
+            name = containers[i].as_py() if containers is not None else i
+            what = "unknown version" if status[i] == K.BAD_VERSION else "corrupt bytes"
+            raise IndexCorruptError(
+                f"n-gram index of container {name!r} is invalid ({what}); "
+                f"{len(bad)} container(s) affected; on_invalid='keep' keeps them", name)
+        warnings.warn(f"kept {len(bad)} container(s) whose n-gram index is corrupt or of an "
+                      f"unknown version", stacklevel=3)
+    return keep
+
+
+def _chunks(index) -> list[pa.Array]:
+    if isinstance(index, pa.ChunkedArray):
+        chunks = list(index.chunks)
+    elif isinstance(index, pa.Array):
+        chunks = [index]
+    else:
+        raise NgramError(f"index must be a pyarrow binary array, not {type(index).__name__}")
+    for c in chunks:
+        if not (pa.types.is_binary(c.type) or pa.types.is_large_binary(c.type)
+                or pa.types.is_null(c.type)):
+            raise NgramError(f"index must be a binary column (one entry per container), not {c.type}")
+    return chunks
+
+
+def _entry_buffers(chunk: pa.Array):
+    from prune_engine.ngram import _kernels as K
+    from prune_engine.ngram.build import arrow_buffers
+
+    if pa.types.is_null(chunk.type):
+        n = len(chunk)
+        return (K.ro(np.zeros(n + 1, np.int64), np.int64), K.ro(np.zeros(0, np.uint8), np.uint8),
+                K.ro(np.zeros(n, np.bool_), np.bool_))
+    return arrow_buffers(chunk)
+
+
+def _verify(chunk: pa.Array, offsets, data, valid) -> np.ndarray:
+    """Checksum status of every entry of ``chunk``, remembered per buffer once all are OK."""
+    from prune_engine.ngram import _kernels as K
+
+    bufs = chunk.buffers()
+    key = tuple((b.address, b.size) if b is not None else None for b in bufs) + (
+        chunk.offset, len(chunk), str(chunk.type))
+    if key in _verified:
+        _verified.move_to_end(key)
+        return np.zeros(len(chunk), np.int8)
+    status = K.verify_entries(offsets, data, valid)
+    if not status.any():
+        _verified[key] = chunk  # holding the chunk keeps its buffers' addresses unique
+        while len(_verified) > VERIFIED_CACHE_SIZE:
+            _verified.popitem(last=False)
+    return status
