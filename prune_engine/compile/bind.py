@@ -13,6 +13,7 @@ that is unambiguous (SQL users write ``X`` for ``x``). An unknown name is an
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -36,7 +37,7 @@ class ColumnInfo:
     has_nan_count: bool = False
     ngram: bool = False
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         return ".".join(self.path)
 

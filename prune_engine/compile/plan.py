@@ -71,7 +71,7 @@ class PruningProgram:
         not_empty = ctx.not_empty()
         if not_empty is not None:
             mask &= not_empty  # an empty container matches nothing
-        if ctx.invalid.any():
+        if ctx.invalid is not None:
             mask |= ctx.invalid
         return mask, ctx, check
 

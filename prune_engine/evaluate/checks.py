@@ -84,8 +84,8 @@ class AllOf(Check):
     def evaluate(self, ctx):
         out = self.parts[0].evaluate(ctx).copy()
         for p in self.parts[1:]:
-            if not out.any():
-                break
+            if ctx.n > 65_536 and not out.any():
+                break  # nothing left to keep: skip the remaining tests' reads
             out &= p.evaluate(ctx)
         return out
 

@@ -79,7 +79,7 @@ class EvalContext:
         self.on_invalid = on_invalid
         self._cache = stats._cache
         #: containers whose statistics failed validation (kept), under on_invalid="keep"
-        self.invalid = np.zeros(self.n, dtype=bool)
+        self.invalid: np.ndarray | None = None
         self._invalid_seen: set[str] = set()
 
     # raw columns ---------------------------------------------------------------------------
@@ -261,12 +261,14 @@ class EvalContext:
 
     def _replay(self, column: str):
         """Under on_invalid="keep": keep the containers whose ``column`` failed validation."""
+        if self.on_invalid == "raise":
+            return  # nothing faulty was ever cached for this mode: a fault raises
         fault = self._cache.get(("fault", column))
         if fault is None or column in self._invalid_seen:
             return
         bad, what = fault
         self._invalid_seen.add(column)
-        self.invalid |= bad
+        self.invalid = bad.copy() if self.invalid is None else self.invalid | bad
         warnings.warn(f"{int(bad.sum())} container(s) with {what} are kept (statistics treated as unknown)",
                       stacklevel=5)
 
