@@ -153,14 +153,17 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
 _NAN_MAY_MATCH = {">", ">=", "!="}  # ops that a NaN row satisfies (NaN sorts above +inf)
 
 
-def keep(pred: Pred, ops) -> Any:
-    """The keep-mask of ``pred`` in the engine of ``ops`` (no nulls: unknown already kept)."""
-    if isinstance(pred, All):
-        return reduce(ops.and_, (keep(a, ops) for a in pred.args))
-    if isinstance(pred, Any_):
-        return reduce(ops.or_, (keep(a, ops) for a in pred.args))
-    all_null = ops.fill(ops.cmp("=", ops.stat(NULL_COUNT, pred.column), ops.num_records()), False)
-    return ops.and_(ops.not_(all_null), ops.fill(may_match(pred, ops), True))
+def keep(pred: Pred, ops, _has_values: dict | None = None) -> Any:
+    """The keep-mask of ``pred`` in the engine of ``ops`` (no nulls: unknown already kept).
+    The "not all null" test of a column is built once per call, however often it is named."""
+    has_values = {} if _has_values is None else _has_values
+    if isinstance(pred, (All, Any_)):
+        combine = ops.and_ if isinstance(pred, All) else ops.or_
+        return reduce(combine, (keep(a, ops, has_values) for a in pred.args))
+    if pred.column not in has_values:
+        nulls = ops.stat(NULL_COUNT, pred.column)
+        has_values[pred.column] = ops.not_(ops.fill(ops.cmp("=", nulls, ops.num_records()), False))
+    return ops.and_(has_values[pred.column], ops.fill(may_match(pred, ops), True))
 
 
 def may_match(pred: Pred, ops) -> Any:
@@ -439,7 +442,11 @@ _NP_CMP = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
 
 class _NumpyOps(_Ops):
     """Plain numpy arrays, prepared outside the timed region with nulls filled by values that
-    make the rewrite keep (so no validity handling is timed: a lower bound for any engine)."""
+    make the rewrite keep (so no validity handling is timed: a lower bound for any engine).
+    Timestamps become int64 microseconds, booleans int8, strings (at most 8 bytes)
+    order-preserving uint64 keys (:func:`string_keys`): every comparison is a plain numeric one.
+    The stand-ins for unknown bounds lie beyond every value of the type, so that even
+    ``b > TRUE`` keeps an unknown max."""
 
     def __init__(self, table: pa.Table, pred: Pred):
         super().__init__(table.schema)
@@ -453,8 +460,13 @@ class _NumpyOps(_Ops):
             if pa.types.is_floating(typ):
                 fills[NAN_COUNT] = 1  # unknown NaN count: "may hold NaN"
             for struct, fill in fills.items():
-                leaf = pc.fill_null(arrow.stat(struct, column), fill)
-                self.arrays[struct, column] = _to_numpy(leaf, typ, struct)
+                leaf = arrow.stat(struct, column)
+                if struct in (MIN_VALUES, MAX_VALUES):
+                    leaf = _numpy_values(leaf, typ)
+                else:
+                    leaf = pc.fill_null(leaf, 0).to_numpy()
+                unknown = np.asarray(arrow.stat(struct, column).is_null())
+                self.arrays[struct, column] = np.where(unknown, fill, leaf).astype(leaf.dtype)
 
     def stat(self, struct, column):
         return self.arrays[struct, column]
@@ -496,34 +508,56 @@ def _columns(pred: Pred) -> list[str]:
 
 
 def _extremes(typ: pa.DataType):
-    """(lowest, highest) stand-ins for an unknown min and max of a column of type ``typ``."""
+    """(lowest, highest) stand-ins, in the floor's numpy domain, for an unknown min and max."""
     if pa.types.is_floating(typ):
         return -np.inf, np.inf
-    if pa.types.is_boolean(typ):
-        return False, True
+    if pa.types.is_boolean(typ):  # int8 0/1 (see _numpy_values): -1 and 2 lie outside
+        return -1, 2
     if pa.types.is_string(typ):
-        return "", "\U0010ffff" * 8
+        return np.uint64(0), np.uint64(np.iinfo(np.uint64).max)
     if pa.types.is_timestamp(typ) or pa.types.is_integer(typ):
-        info = np.iinfo(np.int64)
-        return pa.scalar(int(info.min)).cast(typ), pa.scalar(int(info.max)).cast(typ)
+        return np.iinfo(np.int64).min, np.iinfo(np.int64).max
     raise TypeError(f"the floor does not handle {typ}")
 
 
-def _to_numpy(leaf, typ: pa.DataType, struct: str) -> np.ndarray:
-    if struct in (NULL_COUNT, NAN_COUNT):
-        return leaf.to_numpy()
+def _numpy_values(leaf, typ: pa.DataType) -> np.ndarray:
+    """Bounds as a numpy array in the floor's domain (the values under nulls are arbitrary)."""
     if pa.types.is_string(typ):
-        return np.array([s.encode() for s in leaf.to_pylist()], dtype="S")
-    if pa.types.is_timestamp(typ):
-        return pc.cast(leaf, pa.int64()).to_numpy()
-    return leaf.to_numpy()
+        return string_keys(leaf)
+    if pa.types.is_timestamp(typ) or pa.types.is_boolean(typ):
+        leaf = pc.cast(leaf, pa.int8() if pa.types.is_boolean(typ) else pa.int64())
+    return np.asarray(pc.fill_null(leaf, pa.scalar(0).cast(leaf.type)).to_numpy())
+
+
+def string_keys(strings) -> np.ndarray:
+    """Order-preserving uint64 keys of strings of at most 8 UTF-8 bytes: the bytes big-endian,
+    zero-padded (so byte order is integer order; nulls become 0).
+
+    >>> k = string_keys(pa.array(["b", "ab", None, "abc"]))
+    >>> [int(x) for x in np.argsort(k)], bool(k[1] < k[3] < k[0])
+    ([2, 1, 3, 0], True)
+    """
+    arr = pa.chunked_array([strings]) if isinstance(strings, pa.Array) else strings
+    arr = arr.combine_chunks().cast(pa.large_binary())
+    offsets = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(arr.buffers()[2] or b"", np.uint8)
+    lengths = np.diff(offsets)
+    if len(lengths) and lengths.max() > 8:
+        raise ValueError("the floor packs strings of at most 8 bytes; this column has longer ones")
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    within = np.arange(len(rows)) - np.repeat(offsets[:-1] - offsets[0], lengths)
+    packed = np.zeros((len(lengths), 8), np.uint8)
+    packed[rows, within] = data[offsets[0]:offsets[-1]]
+    return packed.view(">u8").ravel().astype(np.uint64)
 
 
 def _numpy_scalar(value, typ: pa.DataType):
     if pa.types.is_string(typ):
-        return np.bytes_(value.encode())
+        return string_keys(pa.array([value]))[0]
     if pa.types.is_timestamp(typ):
         return np.int64(pa.scalar(value, typ).cast(pa.int64()).as_py())
+    if pa.types.is_boolean(typ):
+        return np.int8(value)
     return value
 
 

@@ -157,7 +157,7 @@ def _cat_bounds(rng, n):
 
 def _b_bounds(rng, n):
     kind = rng.random(n)
-    return kind >= 0.4, kind >= 0.7  # [0, .4): all false; [.4, .7): mixed; [.7, 1): all true
+    return kind >= 0.7, kind >= 0.4  # [0, .4): all false; [.4, .7): mixed; [.7, 1): all true
 
 
 _BOUNDS = {"id": _id_bounds, "f": _f_bounds, "ts": _ts_bounds, "s": _s_bounds,
