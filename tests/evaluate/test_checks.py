@@ -181,7 +181,8 @@ def test_dates_and_timestamps_with_zones():
     assert keep(t, "ts > TIMESTAMP '2024-01-01 12:00:00'") == [False, True], "naive literal read as UTC"
     assert keep(t, "ts > TIMESTAMPTZ '2024-01-01 13:00:00+02:00'") == [True, True], "11:00 UTC"
     assert keep(t, "ts = '2024-01-01 12:00:00.0005'") == [False, False], "between two milliseconds"
-    assert keep(t, "CAST(d AS TIMESTAMP) >= TIMESTAMP '2024-02-29 12:00'") == [False, True]
+    assert keep(t, "CAST(d AS TIMESTAMP) >= TIMESTAMP '2024-02-29 12:00'") == [False, False], "midnight < noon"
+    assert keep(t, "CAST(d AS TIMESTAMP) >= TIMESTAMP '2024-02-28 12:00'") == [False, True]
 
 
 def test_strings_prefix_like_and_escape():
