@@ -170,13 +170,6 @@ def _to_query(info: _Info, n: int) -> tuple:
     return q_or(parts)
 
 
-def _concat(a: _Info, b: _Info, n: int) -> _Info:
-    if (a.exact is not None and b.exact is not None
-            and len(a.exact) * len(b.exact) <= MAX_EXACT_STRINGS):
-        return _Info(frozenset(x + y for x in a.exact for y in b.exact))
-    return _Info(None, q_and([_to_query(a, n), _to_query(b, n)]))
-
-
 def _alternate(a: _Info, b: _Info, n: int) -> _Info:
     if a.exact is not None and b.exact is not None and len(a.exact | b.exact) <= MAX_EXACT_STRINGS:
         return _Info(a.exact | b.exact)
@@ -214,10 +207,24 @@ class _RegexReader:
         return info
 
     def concat(self) -> _Info:
-        info = _EMPTY
+        """Exact pieces extend the current set of strings; an inexact piece (or the budget)
+        closes it into the query, so text after a ``.*`` still forms grams."""
+        done: list[tuple] = []
+        current = _EMPTY.exact
         while self.peek() not in (None, "|", ")"):
-            info = _concat(info, self.repeat(), self.n)
-        return info
+            piece = self.repeat()
+            if piece.exact is not None and len(current) * len(piece.exact) <= MAX_EXACT_STRINGS:
+                current = frozenset(x + y for x in current for y in piece.exact)
+                continue
+            done.append(_to_query(_Info(current), self.n))
+            if piece.exact is None:
+                done.append(piece.query)
+                current = _EMPTY.exact
+            else:
+                current = piece.exact
+        if not done:
+            return _Info(current)
+        return _Info(None, q_and(done + [_to_query(_Info(current), self.n)]))
 
     def repeat(self) -> _Info:
         atom = self.atom()

@@ -1,0 +1,93 @@
+"""Pattern -> gram query: the LIKE reading, the regex reading, and the case fold vs DuckDB."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from prune_engine.ngram.fold import fold_sources, fold_table, fold_text
+from prune_engine.ngram.format import END_MARK as E
+from prune_engine.ngram.format import START_MARK as S
+from prune_engine.ngram.pattern import TRUE, equals_query, like_query, parse_like, regex_query
+
+
+def g(text: str, start: bool = False, end: bool = False) -> tuple:
+    return ("gram", ((S,) if start else ()) + tuple(map(ord, text)) + ((E,) if end else ()))
+
+
+def test_fold_table_is_duckdb_lower_on_every_code_point():
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    chars = pa.table({"s": pa.array([chr(c) for c in cps])})
+    con = duckdb.connect()
+    lowered = con.sql("SELECT lower(s) AS l FROM chars").to_arrow_table().column("l").to_pylist()
+    fold = fold_table()
+    mine = [chr(fold[c]) if c < len(fold) else chr(c) for c in cps]
+    diff = [(hex(c), a, b) for c, a, b in zip(cps, mine, lowered) if a != b]
+    assert not diff, f"fold disagrees with DuckDB lower() on {len(diff)} code points: {diff[:10]}"
+    assert not {ord("%"), ord("_")} & fold_sources(), "a fold must not create LIKE wildcards"
+
+
+def test_fold_has_no_context_rules():
+    assert fold_text("ΟΔΟΣ") == "οδοσ", "no final sigma (DuckDB folds code point by code point)"
+    assert fold_text("İ") == "i", "U+0130 folds to one code point, as in DuckDB"
+
+
+@pytest.mark.parametrize("pattern,escape,tokens", [
+    ("a%b_c", None, [97, "%", 98, "_", 99]),
+    ("a\\%b", None, [97, 92, "%", 98]),            # no default escape character
+    ("a\\%b", "\\", [97, 37, 98]),
+    ("!!!_", "!", [33, 95]),
+    ("a", "", [97]),                                # an empty escape is no escape
+])
+def test_like_is_read_as_sql_reads_it(pattern, escape, tokens):
+    assert parse_like(pattern, escape) == tokens
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("abc%", ("and", (g("ab", start=True), g("abc")))),
+    ("%xyz", ("and", (g("xyz"), g("yz", end=True)))),
+    ("abc", ("and", (g("ab", start=True), g("abc"), g("bc", end=True)))),
+    ("%a%b%", TRUE),                                # no run of n code points: keep
+    ("ab_cd%", g("ab", start=True)),                # '_' breaks the run: "ab_" is not a gram
+    ("%abc%def%", ("and", (g("abc"), g("def")))),
+    ("%", TRUE),
+    ("", TRUE),
+])
+def test_like_query_uses_only_literal_runs(pattern, expected):
+    assert like_query(pattern, 3) == expected, "the paimon design treated _ as a literal"
+
+
+def test_ilike_query_uses_folded_pattern_and_keeps_cased_escape():
+    assert like_query("%ABC%", 3, case_insensitive=True) == g("abc")
+    assert like_query("%AB!%C%", 3, escape="a", case_insensitive=True) == TRUE
+
+
+def test_equals_query_is_or_of_anchored_values():
+    assert equals_query(["ab", None], 3) == ("and", (g("ab", start=True), g("ab", end=True)))
+    assert equals_query([None], 3) is None
+    assert equals_query(["a", "bcd"], 3)[0] == "or"
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("abc", g("abc")),
+    ("^abc", ("and", (g("ab", start=True), g("abc")))),
+    ("a[bc]d", ("or", (g("abd"), g("acd")))),
+    ("(abc|xyz)", ("or", (g("abc"), g("xyz")))),
+    ("abc.*xyz", ("and", (g("abc"), g("xyz")))),
+    ("ab+c", TRUE),                                 # b+ is not exact: no 3-gram survives
+    ("abcd?e", ("or", (("and", (g("abc"), g("bce"))), ("and", (g("abc"), g("bcd"), g("cde")))))),
+    ("(?i)abc", TRUE),                              # flags change what literals mean
+    ("a{,2}bc", TRUE),                              # RE2 reads '{' literally here; we do not guess
+    ("\\x{4e2d}文x", g("中文x")),
+    ("[a-z]bc", TRUE),                              # a big class is any character
+    ("a\\bbc", g("abc")),                           # zero-width tests only narrow matches
+    ("$^abc", TRUE),                                # markers out of place: keep
+    ("(abc", TRUE),                                 # malformed: keep
+])
+def test_regex_query(pattern, expected):
+    got = regex_query(pattern, 3)
+    if got[0] in ("or", "and") and expected[0] == got[0]:
+        assert set(map(str, got[1])) == set(map(str, expected[1])), got
+    else:
+        assert got == expected
