@@ -11,7 +11,8 @@ column's Arrow type (the type ``pyarrow.parquet`` reads the column as):
   and an incremented max, as parquet-java writes, are still bounds), decimals as big-endian
   two's complement of any width.
 - ``FLOAT`` / ``DOUBLE``: a min of ``+0.0`` may hide a ``-0.0``, so it widens to ``-0.0``; a max of
-  ``-0.0`` widens to ``+0.0``; a NaN bound makes both bounds unknown. ``nan_count`` stays
+  ``-0.0`` widens to ``+0.0``; a NaN bound is unknown (parquet-java writes a NaN max when
+  the chunk holds NaN; its min is still a bound). ``nan_count`` stays
   unknown (pyarrow does not expose a footer NaN count).
 - ``INT96``, ``Float16``, chunks without statistics, and bounds pyarrow reports as unreliable
   (deprecated sort order) are unknown; string bounds from writers with PARQUET-251
@@ -407,10 +408,6 @@ def _raw_leaf(plan: LeafPlan, footers: Sequence[FileFooter], j: int) -> RawLeaf:
         return out
 
     mins, maxs = _bounds(plan, gather("mins"), True), _bounds(plan, gather("maxs"), False)
-    if plan.kind == FLOAT:  # a NaN bound on one side makes both unknown
-        either = pc.or_(mins.is_null(), maxs.is_null())
-        mins = pc.if_else(either, pa.scalar(None, mins.type), mins)
-        maxs = pc.if_else(either, pa.scalar(None, maxs.type), maxs)
     empty = np.array(gather("empty"), dtype=bool)
     return RawLeaf(mins, maxs, pa.array(gather("nulls"), pa.int64()), empty)
 
