@@ -39,7 +39,7 @@ def _check_case(rng, mode, fpp, n) -> tuple[int, int]:
             mask = regex_may_match(index, pattern)
         elif kind == "in":
             pool = [v for rows in containers for v in rows] + ["zz", "ab"]
-            pattern, escape = rng.sample(pool, rng.randint(0, 3)), None
+            pattern, escape = rng.sample(pool, rng.randint(0, min(3, len(pool)))), None
             mask = equals_may_match(index, pattern)
         else:
             pattern, escape = random_like(rng, containers)
