@@ -35,11 +35,21 @@ from synthetic import DATA_TYPES, TS_START, make_stats, scenarios  # noqa: E402
 
 N = 3000
 PRECISE = ["floor", "duckdb", "pyarrow", "polars", "python"]
-#: scenario -> why pe.prune keeps more containers than the min/max rewrite there
+#: scenario -> why pe.prune keeps more containers than the min/max rewrite there (sound, but a
+#: precision gap reported to the engine's authors)
 PRUNE_KEEPS_MORE = {
     "in_1000": "IN keeps a container whose min or max alone is unknown, although the known "
                "bound can exclude every value",
 }
+
+
+def _prune_is_exact_on(pred) -> bool:
+    """False for the random predicates that touch a known precision gap of pe.prune: IN (see
+    above) and float ``=`` with a literal that is not a binary fraction (``f = 0.9`` keeps a
+    container that may hold NaN, although NaN = 0.9 is FALSE)."""
+    atoms = pred.args if isinstance(pred, (All, Any_)) else (pred,)
+    return not any(isinstance(a, In) or (isinstance(a, Cmp) and a.column == "f" and a.op == "=")
+                   for a in atoms)
 
 
 @pytest.fixture(scope="module")
@@ -194,6 +204,7 @@ def test_random_predicates_agree(case):
         assert (to_numpy(peers.PEERS[name](t, pred)()) == ref).all(), f"{name} on {pred.sql()}"
     mask = to_numpy(pe.prune(t, pred.sql()))
     assert not (ref & ~mask).any(), f"pe.prune prunes what the rewrite keeps: {pred.sql()}"
-    if not any(isinstance(a, In) for a in ([pred] if not isinstance(pred, (All, Any_))
-                                            else pred.args)):
-        assert (mask == ref).all(), f"pe.prune keeps more than the rewrite: {pred.sql()}"
+    if _prune_is_exact_on(pred):
+        extra = np.flatnonzero(mask & ~ref)
+        assert extra.size == 0, (f"pe.prune keeps more than the rewrite on {pred.sql()}: "
+                                 f"{t.take(extra[:3]).to_pylist()}")
