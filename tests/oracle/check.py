@@ -27,6 +27,8 @@ from oracle.predicates import Pred, simplifications
 
 #: at most this many simplification rounds when minimising a failing predicate
 MINIMISE_ROUNDS = 30
+#: violations reported in full (minimised, with a reproduction); later ones in one line
+MAX_DETAILED = 25
 
 
 @dataclass
@@ -72,10 +74,16 @@ class Tally:
         for i, cid in enumerate(case.cids):
             if cid in match:
                 if not keep[i]:
-                    self.violations.append(self.describe(case, stats, pred, i, label))
+                    self._unsound(case, stats, pred, i, label)
             else:
                 self.prunable[source] += 1
                 self.pruned[source] += not keep[i]
+
+    def _unsound(self, case: Case, stats: pa.Table, pred: Pred, index: int, label: str) -> None:
+        if len(self.violations) < MAX_DETAILED:
+            self.violations.append(self.describe(case, stats, pred, index, label))
+        else:  # enough detail already; still count it
+            self.violations.append(f"UNSOUND PRUNE: container {case.cids[index]!r} ({label.strip()}): {pred}")
 
     def _report(self, message: str, label: str, sql: str) -> None:
         key = (message[:80], label.split("source=")[-1])

@@ -56,7 +56,7 @@ class DuckOracle:
         """Up to ``limit`` rows of container ``cid`` on which ``predicate`` is TRUE."""
         self.con.register("t", table)
         try:
-            return self.con.execute(
-                f"SELECT * FROM t WHERE {CID} = ? AND ({predicate}) LIMIT {limit}", [cid]).to_arrow_table()
+            quoted = cid.replace("'", "''")
+            return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({predicate}) LIMIT {limit}").to_arrow_table()
         finally:
             self.con.unregister("t")

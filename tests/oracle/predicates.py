@@ -462,14 +462,15 @@ def atom_arith(rnd, case, leaf):
         ctext = sql_decimal(c)
     op = rnd.choice(COMPARE_OPS)
 
-    def expr(col: str) -> str:
+    def expr(col: str, duck: bool = False) -> str:
         if shape == "neg":
-            return f"-{col}"
+            # DuckDB rewrites `-x < c` to `x > -c`, which goes wrong for c = NaN: spell it 0 - x
+            return f"(0 - {col})" if duck else f"-{col}"
         if shape == "*":
             return f"{ctext} * {col}"
         return f"{col} {shape} {ctext}"
 
-    return Atom(f"{expr(_ref(leaf))} {op} {target}", f"{expr(_wide(leaf))} {op} {target}", (leaf.name,))
+    return Atom(f"{expr(_ref(leaf))} {op} {target}", f"{expr(_wide(leaf), duck=True)} {op} {target}", (leaf.name,))
 
 
 def atom_cast(rnd, case, leaf):
