@@ -1,0 +1,264 @@
+"""N-gram index benchmarks (issue #4): build, probe, size, effect, Bloom FPR, first call.
+
+Data: 1,000 containers x 10,000 strings of 20-60 characters, half URL-like, half log-like;
+each container draws from one of 100 "themes" (a few dozen words each, Zipf-weighted), so that
+a word is in some containers and not in others. Peers in the same run: the seed's design (a
+Python set of gram strings per container, probed one container at a time) and DuckDB scanning
+the strings with the same LIKE.
+
+    python -m pytest bench/test_bench_ngram.py -q --benchmark-json=ngram.json
+    python bench/test_bench_ngram.py          # the size / effect / FPR / first-call tables
+
+``NGRAM_BENCH_CONTAINERS`` / ``NGRAM_BENCH_ROWS`` shrink the data for a quick look.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from prune_engine.ngram.build import build_index, build_index_column
+from prune_engine.ngram.probe import like_may_match
+
+CONTAINERS = int(os.environ.get("NGRAM_BENCH_CONTAINERS", 1000))
+ROWS = int(os.environ.get("NGRAM_BENCH_ROWS", 10_000))
+THEMES = 100
+BASELINE_CONTAINERS = 5  # the pure-Python peer is slow: measured on a few containers
+LEVELS = ["INFO", "WARN", "ERROR", "DEBUG"]
+
+
+@functools.lru_cache(maxsize=1)
+def dataset() -> tuple[pa.Array, np.ndarray, list[list[str]]]:
+    """(strings ordered by container, group offsets, words of each theme)."""
+    rng = np.random.default_rng(4)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = ["".join(rng.choice(letters, rng.integers(4, 10))) for _ in range(3000)]
+    vocab[:6] = ["checkout", "payment", "timeout", "search", "login", "refund"]
+    weights = 1.0 / np.arange(1, len(vocab) + 1) ** 0.8
+    weights /= weights.sum()
+    themes, pools = [], []
+    for t in range(THEMES):
+        words = list(rng.choice(vocab, 40, replace=False, p=weights))
+        themes.append(words)
+        pool = []
+        for k in range(2000):
+            w = rng.choice(words, 3)
+            if k % 2:
+                s = f"https://shop{t % 7}.example.com/{w[0]}/{w[1]}/{rng.integers(1 << 24):06x}?q={w[2]}"
+            else:
+                s = f"{LEVELS[k % 4]} {w[0]} {w[1]} took {rng.integers(2000)}ms id={rng.integers(1 << 20)}"
+            pool.append(s[:60])
+        pools.append(pa.array(pool))
+    chunks = []
+    for c in range(CONTAINERS):
+        chunks.append(pools[c % THEMES].take(pa.array(rng.integers(0, 2000, ROWS))))
+    values = pa.concat_arrays(chunks)
+    return values, np.arange(0, (CONTAINERS + 1) * ROWS, ROWS, dtype=np.int64), themes
+
+
+@functools.lru_cache(maxsize=2)
+def index(mode: str = "auto") -> pa.Array:
+    values, offsets, _ = dataset()
+    return build_index(values, offsets, mode=mode)
+
+
+def _words_by_coverage(themes, targets=(0.03, 0.2, 0.6)) -> list[str]:
+    cover: dict[str, int] = {}
+    for words in themes:
+        for w in set(words):
+            cover[w] = cover.get(w, 0) + 1
+    ranked = sorted(cover, key=cover.get)
+    return [min(ranked, key=lambda w: abs(cover[w] / len(themes) - t)) for t in targets]
+
+
+def patterns() -> dict[str, str]:
+    rare, mid, common = _words_by_coverage(dataset()[2])
+    return {
+        "prefix-rare": f"ERROR {rare}%", "prefix-common": f"INFO {common}%",
+        "suffix-rare": f"%q={rare}", "suffix-common": f"%q={common}",
+        "contains-rare": f"%{rare}%", "contains-mid": f"%{mid}%", "contains-common": f"%{common}%",
+        "multi-3-literals": f"%{mid}%{common}%took%", "multi-underscore": f"%/{rare}/_%",
+    }
+
+
+def python_set_build(values: list[str], n: int = 3) -> set[str]:
+    """The seed's design: the set of all gram strings of a container."""
+    grams: set[str] = set()
+    for v in values:
+        grams.update(v[i:i + n] for i in range(len(v) - n + 1))
+    return grams
+
+
+def python_set_may_match(grams: set[str], literal: list[str], n: int = 3) -> bool:
+    return all(run[i:i + n] in grams for run in literal for i in range(len(run) - n + 1))
+
+
+# ----------------------------------------------------------------------------- build --------
+
+def test_build_numba(benchmark):
+    values, offsets, _ = dataset()
+    benchmark.pedantic(build_index_column, (values, offsets), rounds=2, iterations=1)
+    benchmark.extra_info["strings_per_ms"] = len(values) / (benchmark.stats["mean"] * 1e3)
+
+
+def test_build_python_set_seed_design(benchmark):
+    values, _, _ = dataset()
+    rows = values.slice(0, BASELINE_CONTAINERS * ROWS).to_pylist()
+    benchmark.pedantic(lambda: [python_set_build(rows[i * ROWS:(i + 1) * ROWS])
+                                for i in range(BASELINE_CONTAINERS)], rounds=1, iterations=1)
+    benchmark.extra_info["strings_per_ms"] = len(rows) / (benchmark.stats["mean"] * 1e3)
+
+
+# ----------------------------------------------------------------------------- probe --------
+
+@pytest.mark.parametrize("scale", [1, 100], ids=["1k-containers", "100k-containers"])
+def test_probe_numba_3_literals(benchmark, scale):
+    idx = index("auto")
+    big = idx if scale == 1 else pa.concat_arrays([idx] * scale) if CONTAINERS * scale <= 2000 \
+        else _repeat(idx, scale)
+    pattern = patterns()["multi-3-literals"]
+    like_may_match(big, pattern)  # checksums verified once, then remembered
+    mask = benchmark(like_may_match, big, pattern)
+    benchmark.extra_info["ns_per_container"] = benchmark.stats["mean"] * 1e9 / len(mask)
+    benchmark.extra_info["pruned_share"] = float(1 - mask.mean())
+
+
+def _repeat(idx: pa.Array, times: int) -> pa.Array:
+    """``times`` copies of the index entries in one array (distinct memory per copy)."""
+    blobs = idx.to_pylist()
+    return pa.array(blobs * times, pa.large_binary())
+
+
+def test_probe_python_set_seed_design(benchmark):
+    values, _, _ = dataset()
+    rows = values.slice(0, BASELINE_CONTAINERS * ROWS).to_pylist()
+    sets = [python_set_build(rows[i * ROWS:(i + 1) * ROWS]) for i in range(BASELINE_CONTAINERS)]
+    literals = [r for r in patterns()["multi-3-literals"].split("%") if r]
+    benchmark(lambda: [python_set_may_match(s, literals) for s in sets])
+    benchmark.extra_info["ns_per_container"] = benchmark.stats["mean"] * 1e9 / len(sets)
+
+
+def test_duckdb_scans_the_strings_with_like(benchmark):
+    values, _, _ = dataset()
+    con = duckdb.connect()
+    con.execute("SET threads=1")
+    strings = pa.table({"s": values})
+    con.register("strings", strings)
+    pattern = patterns()["multi-3-literals"]
+    benchmark.pedantic(lambda: con.execute("SELECT count(*) FROM strings WHERE s LIKE ?",
+                                           [pattern]).fetchall(), rounds=3, iterations=1)
+    benchmark.extra_info["ns_per_container"] = benchmark.stats["mean"] * 1e9 / CONTAINERS
+
+
+# ----------------------------------------------------------------------------- first call ---
+
+FIRST_CALL = """
+import time, numpy as np, pyarrow as pa
+t = time.perf_counter()
+from prune_engine.ngram.build import build_index_column
+from prune_engine.ngram.probe import like_may_match
+like_may_match(build_index_column(pa.array(["checkout"]), np.array([0, 1])), "%check%")
+print(time.perf_counter() - t)
+"""
+
+
+def first_call_seconds(cache_dir: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip())
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_first_call_jit(benchmark, cache):
+    with tempfile.TemporaryDirectory() as d:
+        if cache == "warm":
+            first_call_seconds(d)
+        seconds = benchmark.pedantic(first_call_seconds, (d,), rounds=1, iterations=1)
+    benchmark.extra_info["seconds_in_process"] = seconds
+
+
+# ----------------------------------------------------------------------------- tables -------
+
+def size_table() -> list[tuple]:
+    values, offsets, _ = dataset()
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"s": values}), buf, row_group_size=ROWS)
+    parquet_per_container = buf.tell() / CONTAINERS
+    rows = []
+    for mode in ("exact", "bloom", "auto"):
+        sizes = np.diff(np.frombuffer(index(mode).buffers()[1], np.int32)) if mode != "exact" else \
+            np.array([len(b) for b in index(mode).to_pylist()])
+        rows.append((mode, float(sizes.mean()), float(sizes.mean() / parquet_per_container)))
+    return rows
+
+
+def effect_table() -> list[tuple]:
+    values, offsets, _ = dataset()
+    con = duckdb.connect()
+    con.register("t", pa.table({"cid": np.repeat(np.arange(CONTAINERS), ROWS), "s": values}))
+    rows = []
+    for name, pattern in patterns().items():
+        truth = con.execute("SELECT count(DISTINCT cid) FROM t WHERE s LIKE ?", [pattern]).fetchone()[0]
+        exact = like_may_match(index("exact"), pattern)
+        bloom = like_may_match(index("auto"), pattern)
+        assert exact.sum() >= truth and bloom.sum() >= truth, "a match was pruned"
+        rows.append((name, pattern, 1 - truth / CONTAINERS, float(1 - exact.mean()),
+                     float(1 - bloom.mean())))
+    return rows
+
+
+def fpr_table(targets=(0.01, 0.05), probes: int = 300) -> list[tuple]:
+    """Bloom false-positive rate per absent gram, against its target."""
+    values, offsets, _ = dataset()
+    sub = min(CONTAINERS, 100)
+    vals, offs = values.slice(0, int(offsets[sub])), offsets[:sub + 1]
+    exact = build_index(vals, offs, mode="exact")
+    rng = np.random.default_rng(7)
+    alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789/=."))
+    grams = ["".join(rng.choice(alphabet, 3)) for _ in range(probes)]
+    out = []
+    for fpp in targets:
+        bloom = build_index(vals, offs, mode="bloom", fpp=fpp)
+        false = negatives = 0
+        for g in grams:
+            truth = like_may_match(exact, f"%{g}%")
+            answer = like_may_match(bloom, f"%{g}%")
+            negatives += int((~truth).sum())
+            false += int((answer & ~truth).sum())
+        out.append((fpp, false / max(negatives, 1), negatives))
+    return out
+
+
+def main() -> None:
+    print(f"data: {CONTAINERS} containers x {ROWS} strings")
+    print("\nsize (bytes per container, share of the column's Parquet size)")
+    for mode, size, share in size_table():
+        print(f"  {mode:6s} {size:10.0f} B  {share:7.2%}")
+    print("\neffect (share of containers pruned)")
+    print(f"  {'pattern':18s} {'optimal':>8s} {'exact':>8s} {'auto':>8s}  LIKE")
+    for name, pattern, best, exact, auto in effect_table():
+        print(f"  {name:18s} {best:8.1%} {exact:8.1%} {auto:8.1%}  {pattern}")
+    print("\nBloom false-positive rate per absent gram")
+    for fpp, rate, negatives in fpr_table():
+        print(f"  target {fpp:.2%}: measured {rate:.2%} over {negatives} absent (gram, container)")
+    with tempfile.TemporaryDirectory() as d:
+        cold = first_call_seconds(d)
+        warm = first_call_seconds(d)
+    print(f"\nfirst call (import + build + probe in a fresh process): cold {cold:.1f} s, "
+          f"warm cache {warm:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
