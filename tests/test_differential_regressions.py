@@ -64,6 +64,13 @@ UNSOUND = [
      "CAST(u AS HUGEINT) + 18446744073709551615 >= 18446744073709551619"),
     ("u64-times-negative", "u", pa.uint64(), [39, 18319541594168148646],
      "-1000 * u <= -9223372036854775815000", "-1000 * CAST(u AS HUGEINT) <= -9223372036854775815000"),
+    ("i64-minus-int64-min", "i", pa.int64(), [2**63 - 1], "i - -9223372036854775808 >= 9223372036854775813",
+     "CAST(i AS HUGEINT) - -9223372036854775808 >= 9223372036854775813"),
+    # a DOUBLE among the operands makes DuckDB (and Spark) compare everything as DOUBLE
+    ("double-in-list-coerces-int64", "i", pa.int64(), [7246393565535786212],
+     "i IN (7246393565535786211, CAST('-16.0' AS DOUBLE))", None),
+    ("double-bound-coerces-decimal", "d", pa.decimal128(18, 4), [Decimal("-2361793096981.1590")],
+     "d BETWEEN -2361793096981.15895 AND CAST('0.0783' AS DOUBLE)", None),
 ]
 
 

@@ -18,7 +18,7 @@ from oracle.data import FAMILIES
 from oracle.duck import DuckOracle
 from oracle.run import run_round
 
-ROUNDS = 420
+ROUNDS = 700
 PREDICATES_PER_ROUND = 12
 FAMILY_ORDER = [*FAMILIES, "mixed", "mixed"]
 
