@@ -36,7 +36,8 @@ to the compiler in both polarities, so it is always safe. The choices:
   -0.0 from 0.0, which our ``=`` does not: a float zero in the set becomes
   ``(x = 0.0 AND is_in(x, zero))`` with the second part opaque.
 - ``starts_with``/``ends_with``/``match_substring`` become LIKE patterns with ``%``, ``_`` and
-  ``\\`` escaped; ``match_like`` keeps pyarrow's ``\\`` escape; ``match_substring_regex`` is
+  ``\\`` escaped; ``match_like`` keeps pyarrow's ``\\`` escape (a dangling final ``\\``, which
+  pyarrow ignores, is dropped); ``match_substring_regex`` is
   ``regexp_like`` (both RE2 searches), with ``(?i)`` for ``ignore_case``. A case-insensitive LIKE
   is emitted only for ASCII patterns without ``i``, ``k`` or ``s``: pyarrow folds case as Unicode
   does (``ſ`` matches ``s``, the Kelvin sign matches ``k``) and SQL engines lower-case
@@ -369,11 +370,23 @@ def _match(name: str, x: n.Expr, pattern: str, ignore_case: bool) -> n.Expr:
     if ignore_case and not (pattern.isascii() and _FOLD_UNSAFE.isdisjoint(pattern)):
         return n.Func(name, (x, n.Literal(pattern)))
     if name == "match_like":
-        like = pattern
+        like = pattern[:-1] if _dangling_escape(pattern) else pattern  # pyarrow ignores it
     else:
         escaped = like_escape(pattern)
         like = {"starts_with": escaped + "%", "ends_with": "%" + escaped}.get(name, "%" + escaped + "%")
     return n.Like(x, like, "\\", case_insensitive=ignore_case)
+
+
+def _dangling_escape(pattern: str) -> bool:
+    """Does the LIKE pattern end with an escape character that escapes nothing?"""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            if i + 1 == len(pattern):
+                return True
+            i += 1
+        i += 1
+    return False
 
 
 _ALLOW = ("allow_int_overflow", "allow_time_truncate", "allow_time_overflow", "allow_decimal_truncate",
