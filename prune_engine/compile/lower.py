@@ -134,6 +134,8 @@ class Lowering:
         base = self.operand(arg)
         if base is None or not (_numeric(scale) and _numeric(offset)):
             return None
+        if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in (scale, offset)):
+            return None  # constants beyond int64: leave such arithmetic unknown
         if isinstance(base.domain, IntDomain) and all(isinstance(v, int) for v in (scale, offset)):
             lo, hi = base.domain.limits
             for v in (scale, offset):
@@ -196,6 +198,10 @@ class Lowering:
     def _point(self, operand, op: str, v, sql: str) -> c.Check:
         """``operand op v`` for a value ``v`` on the domain's grid, maybe outside its range."""
         tmin, tmax = operand.domain.limits
+        if not isinstance(operand, ColumnOperand) and ((tmin is not None and v < tmin) or (tmax is not None and v > tmax)):
+            # arithmetic may leave the type's range (engines compute it exactly, or fail):
+            # a literal beyond the range proves nothing
+            return c.Presence(operand, "value", sql=sql)
         if tmin is not None and v < tmin:
             return self._outcome(operand, _BELOW[op], sql)
         if tmax is not None and v > tmax:
@@ -268,6 +274,9 @@ class Lowering:
             return c.Const(True, sql=sql)
         d = op.domain
         values = [v.value for v in e.values]
+        if any(isinstance(v, float) for v in values):
+            # a DOUBLE among the items makes engines compare every item as DOUBLE
+            values = [float(v) if _numeric(v) else v for v in values]
         if e.negated:
             if any(v is None for v in values):
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE

@@ -79,9 +79,29 @@ def _cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal:
             return n.Literal(v, to)
         if pa.types.is_floating(to) and isinstance(v, str):
             return n.Literal(float(v.strip()), to)
+        if (pa.types.is_binary(to) or pa.types.is_large_binary(to)) and isinstance(v, str):
+            return n.Literal(blob_literal(v), to)
         return n.Literal(pa.scalar(v).cast(to).as_py(), to)
     except (TypeError, ValueError, OverflowError, pa.ArrowException) as err:
         raise TypeMismatchError(f"cannot cast literal {lit} to {to}: {err}") from None
+
+
+def blob_literal(text: str) -> bytes:
+    r"""The bytes of a SQL BLOB literal: ``\xNN`` is one byte, any other character its UTF-8.
+
+    >>> blob_literal("a\\x62\\xff")
+    b'ab\xff'
+    """
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        if text.startswith("\\x", i) and i + 4 <= len(text):
+            out.append(int(text[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out.extend(text[i].encode())
+            i += 1
+    return bytes(out)
 
 
 # --- rule 2 ------------------------------------------------------------------------------

@@ -427,7 +427,7 @@ class DecimalDomain(Domain):
     def scalar(self, v):
         if self.small:
             return np.int64(v)
-        return pa.scalar(decimal.Decimal(v).scaleb(-self.scale), self.type)
+        return pa.scalar(unscaled_to_decimal(v, self.scale), self.type)
 
     def compare(self, values, op, scalar):
         if self.small:
@@ -463,6 +463,15 @@ class DecimalDomain(Domain):
                 return Coerced("below")
             return _double_on_grid(x, 10**self.scale, always_fuzzy=True)
         return _exact_or_between(Fraction(x) * 10**self.scale)
+
+
+#: exact decimal arithmetic for up to 76 digits (decimal256), never the default 28
+_EXACT = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+def unscaled_to_decimal(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled * 10**-scale`` exactly."""
+    return decimal.Decimal(int(unscaled)).scaleb(-scale, context=_EXACT)
 
 
 def _fixed_values_words(arr: pa.Array) -> np.ndarray:
@@ -524,7 +533,7 @@ def _arrow_any_in_range(domain: Domain, lo, hi, sorted_set) -> np.ndarray:
     one binary search per container over the set, run by numpy over Python objects."""
     items = [v.as_py() if isinstance(v, pa.Scalar) else v for v in sorted_set]
     if isinstance(domain, DecimalDomain):
-        items = [decimal.Decimal(v).scaleb(-domain.scale) for v in items]
+        items = [unscaled_to_decimal(v, domain.scale) for v in items]
     out = np.zeros(len(lo), dtype=bool)
     if not items:
         return out

@@ -279,8 +279,11 @@ class _Converter:
         if node.args.get("symmetric"):
             return self.generic(node)
         x = self.convert(node.this)
-        return n.And((n.Compare(">=", x, self.convert(node.args["low"])),
-                      n.Compare("<=", x, self.convert(node.args["high"]))))
+        low, high = self.convert(node.args["low"]), self.convert(node.args["high"])
+        if _is_double(low) or _is_double(high):
+            # one DOUBLE bound makes engines compare all three as DOUBLE
+            low, high = _as_double(low), _as_double(high)
+        return n.And((n.Compare(">=", x, low), n.Compare("<=", x, high)))
 
     def in_(self, node: exp.In) -> n.Expr:
         if any(node.args.get(k) for k in ("query", "unnest", "field")):
@@ -339,7 +342,9 @@ class _Converter:
         arg = self.convert(node.this)
         if (isinstance(arg, n.Literal) and arg.type is None and not isinstance(arg.value, bool)
                 and isinstance(arg.value, (int, float, decimal.Decimal))):
-            return n.Literal(-arg.value)
+            # copy_negate: exact, where unary minus would round to the context's 28 digits
+            value = arg.value.copy_negate() if isinstance(arg.value, decimal.Decimal) else -arg.value
+            return n.Literal(value)
         return n.Negate(arg)
 
     def cast(self, node: exp.Cast) -> n.Expr:
@@ -462,3 +467,17 @@ def _decimal_type(params: list, dialect: sqlglot.Dialect) -> pa.DataType | None:
     if not (1 <= precision <= 76 and 0 <= scale <= precision):
         return None
     return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+
+
+def _is_double(e: n.Expr) -> bool:
+    """A float literal, or a literal cast to a floating type."""
+    if isinstance(e, n.Literal):
+        return isinstance(e.value, float)
+    return isinstance(e, n.Cast) and isinstance(e.arg, n.Literal) and pa.types.is_floating(e.to)
+
+
+def _as_double(e: n.Expr) -> n.Expr:
+    """An exact numeric literal as a float literal (others unchanged)."""
+    if isinstance(e, n.Literal) and isinstance(e.value, (int, decimal.Decimal)) and not isinstance(e.value, bool):
+        return n.Literal(float(e.value))
+    return e
