@@ -119,7 +119,7 @@ class Literal(Expr):
                 return f"DATE {text}"
             return text
         if isinstance(v, bytes):
-            return "'\\x" + v.hex() + "'::BLOB"
+            return "'" + "".join(f"\\x{b:02x}" for b in v) + "'::BLOB"
         if isinstance(v, _dt.datetime):
             text = v.isoformat(sep=" ")
             return f"TIMESTAMPTZ '{text}'" if v.tzinfo else f"TIMESTAMP '{text}'"
@@ -316,7 +316,7 @@ class RegexpLike(Expr):
         return RegexpLike(self.arg, self.pattern, not self.negated)
 
     def sql(self):
-        text = f"regexp_like({self.arg}, {Literal(self.pattern)})"
+        text = f"regexp_matches({self.arg}, {Literal(self.pattern)})"
         return f"NOT {text}" if self.negated else text
 
 
@@ -359,7 +359,7 @@ class Cast(Expr):
         return (self.arg,)
 
     def sql(self):
-        return f"CAST({self.arg} AS {self.to})"
+        return f"CAST({self.arg} AS {sql_type(self.to)})"
 
 
 @dataclass(frozen=True)
@@ -375,6 +375,29 @@ class Func(Expr):
 
     def sql(self):
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
+
+
+_SQL_TYPES = {
+    "int8": "TINYINT", "int16": "SMALLINT", "int32": "INTEGER", "int64": "BIGINT",
+    "uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT",
+    "float": "FLOAT", "double": "DOUBLE", "bool": "BOOLEAN", "string": "VARCHAR",
+    "large_string": "VARCHAR", "binary": "BLOB", "large_binary": "BLOB", "date32[day]": "DATE",
+}
+
+
+def sql_type(t: pa.DataType) -> str:
+    """The SQL (DuckDB) spelling of an Arrow type.
+
+    >>> sql_type(pa.timestamp("ms")), sql_type(pa.decimal128(10, 2)), sql_type(pa.int8())
+    ('TIMESTAMP_MS', 'DECIMAL(10,2)', 'TINYINT')
+    """
+    if pa.types.is_timestamp(t):
+        if t.tz:
+            return "TIMESTAMPTZ"
+        return {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[t.unit]
+    if pa.types.is_decimal(t):
+        return f"DECIMAL({t.precision},{t.scale})"
+    return _SQL_TYPES.get(str(t), str(t).upper())
 
 
 def _wrap(e: Expr, in_and: bool = False) -> str:
