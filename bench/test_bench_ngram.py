@@ -76,7 +76,7 @@ def index(mode: str = "auto") -> pa.Array:
 def _words_by_coverage(themes, targets=(0.03, 0.2, 0.6)) -> list[str]:
     cover: dict[str, int] = {}
     for words in themes:
-        for w in set(words):
+        for w in dict.fromkeys(words):  # first-seen order: deterministic
             cover[w] = cover.get(w, 0) + 1
     ranked = sorted(cover, key=cover.get)
     return [min(ranked, key=lambda w: abs(cover[w] / len(themes) - t)) for t in targets]
