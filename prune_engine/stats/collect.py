@@ -334,7 +334,7 @@ def _progress(total: int, progress: bool | None):
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,
                  progress: bool | None) -> list:
     """Each file's :class:`FileFooter`, or the error text for a file that failed."""
-    workers = threads or min(16, (os.cpu_count() or 2) * 4)
+    workers = threads or min(8, (os.cpu_count() or 2) * 2)
     results: list = [None] * len(files)
     with _progress(len(files), progress) as bar, ThreadPoolExecutor(workers) as pool:
         futures = {pool.submit(_read_one, f, columns, filesystem): i for i, f in enumerate(files)}

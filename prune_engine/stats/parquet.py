@@ -93,16 +93,17 @@ class FooterPlan:
 
 @dataclass
 class FileFooter:
-    """The raw statistics of one file: per selected leaf, one entry per row group."""
+    """The raw statistics of one file, flat and row-group major: entry ``r * L + j`` is leaf
+    ``j`` (of ``L = len(plan.leaves)``) in row group ``r``."""
 
     path: str
     key: tuple
     plan: FooterPlan
     num_rows: list[int]
-    mins: list[list]
-    maxs: list[list]
-    nulls: list[list]
-    empty: list[list]
+    mins: list
+    maxs: list
+    nulls: list
+    empty: list
 
 
 # ------------------------------------------------------------------------------ plans
@@ -233,7 +234,8 @@ _PLANS_LOCK = threading.Lock()
 
 def _plan(metadata: pq.FileMetaData, columns: tuple[str, ...] | None) -> tuple[tuple, FooterPlan]:
     arrow_bytes = (metadata.metadata or {}).get(b"ARROW:schema")
-    key = (str(metadata.schema), arrow_bytes, columns)
+    # str() starts with the object's address: the schema text is the rest
+    key = (str(metadata.schema).partition("\n")[2], arrow_bytes, columns)
     plan = _PLANS.get(key)
     if plan is None:
         try:
@@ -277,29 +279,31 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     key, plan = _plan(metadata, columns)
     leaves = plan.leaves
     drop_bytes = bad_string_stats(metadata.created_by)
-    reads = [leaf.kind != UNKNOWN and not (drop_bytes and leaf.kind == BYTES) for leaf in leaves]
-    width = len(leaves)
-    mins: list[list] = [[] for _ in range(width)]
-    maxs: list[list] = [[] for _ in range(width)]
-    nulls: list[list] = [[] for _ in range(width)]
-    empty: list[list] = [[] for _ in range(width)]
+    columns = [(leaf.index, leaf.kind != UNKNOWN and not (drop_bytes and leaf.kind == BYTES))
+               for leaf in leaves]
+    # flat lists, row-group major: entry r * len(leaves) + j is leaf j of row group r
+    mins: list = []
+    maxs: list = []
+    nulls: list = []
+    empty: list = []
+    add_min, add_max, add_null, add_empty = mins.append, maxs.append, nulls.append, empty.append
     num_rows = []
     for r in range(metadata.num_row_groups):
         group = metadata.row_group(r)
         num_rows.append(group.num_rows)
-        for j, leaf in enumerate(leaves):
-            chunk = group.column(leaf.index)
+        for index, bounds in columns:
+            chunk = group.column(index)
             stats = chunk.statistics
             lo = hi = count = None
             if stats is not None:
                 if stats.has_null_count:
                     count = stats.null_count
-                if reads[j] and stats.has_min_max:
+                if bounds and stats.has_min_max:
                     lo, hi = stats.min_raw, stats.max_raw
-            mins[j].append(lo)
-            maxs[j].append(hi)
-            nulls[j].append(count)
-            empty[j].append(count is not None and count == chunk.num_values)
+            add_min(lo)
+            add_max(hi)
+            add_null(count)
+            add_empty(count is not None and count == chunk.num_values)
     return FileFooter(path, key, plan, num_rows, mins, maxs, nulls, empty)
 
 
@@ -400,12 +404,9 @@ class RawLeaf:
     empty: np.ndarray  # no non-null value at all (bounds null for that reason)
 
 
-def _raw_leaf(plan: LeafPlan, footers: Sequence[FileFooter], j: int) -> RawLeaf:
+def _raw_leaf(plan: LeafPlan, flat: dict[str, list], j: int, width: int) -> RawLeaf:
     def gather(attr):
-        out: list = []
-        for f in footers:
-            out.extend(getattr(f, attr)[j])
-        return out
+        return flat[attr][j::width]
 
     mins, maxs = _bounds(plan, gather("mins"), True), _bounds(plan, gather("maxs"), False)
     empty = np.array(gather("empty"), dtype=bool)
@@ -464,9 +465,16 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
     num_rows = np.array([r for f in footers for r in f.num_rows], np.int64)
     by_file = granularity == "file"
     n = len(footers) if by_file else len(num_rows)
+    flat: dict[str, list] = {"mins": [], "maxs": [], "nulls": [], "empty": []}
+    for f in footers:
+        flat["mins"] += f.mins
+        flat["maxs"] += f.maxs
+        flat["nulls"] += f.nulls
+        flat["empty"] += f.empty
     leaf_stats = {}
+    width = len(plan.leaves)
     for j, leaf in enumerate(plan.leaves):
-        raw = _raw_leaf(leaf, footers, j)
+        raw = _raw_leaf(leaf, flat, j, width)
         if by_file:
             raw = _per_file(raw, file_ids, n)
         field = pa.field(leaf.name, leaf.target)
