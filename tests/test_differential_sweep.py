@@ -13,10 +13,10 @@ import random
 
 import pytest
 
-from oracle.check import Tally
-from oracle.data import FAMILIES
-from oracle.duck import DuckOracle
-from oracle.run import run_round
+from tests.oracle.check import Tally
+from tests.oracle.data import FAMILIES
+from tests.oracle.duck import DuckOracle
+from tests.oracle.run import run_round
 
 ROUNDS = 700
 PREDICATES_PER_ROUND = 12

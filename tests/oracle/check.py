@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 import prune_engine as pe
-from oracle.data import CID, Case
-from oracle.duck import DuckOracle
-from oracle.predicates import Pred, simplifications
+from .data import CID, Case
+from .duck import DuckOracle
+from .predicates import Pred, simplifications
 
 #: at most this many simplification rounds when minimising a failing predicate
 MINIMISE_ROUNDS = 30

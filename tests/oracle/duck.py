@@ -16,7 +16,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from oracle.data import CID
+from .data import CID
 
 
 class DuckOracle:

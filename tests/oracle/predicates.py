@@ -17,7 +17,7 @@ below, between two values) and sometimes outside the column's type (``u8 < -1``,
 ``i32 = 2.5``).
 
 >>> import random
->>> from oracle.data import random_case
+>>> from tests.oracle.data import random_case
 >>> rnd = random.Random(7)
 >>> p = random_predicate(rnd, random_case(rnd))
 >>> isinstance(p.sql("pe"), str) and isinstance(p.sql("duck"), str)
@@ -34,7 +34,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from oracle.data import ALPHABET, DEC, Case, Leaf, dec, int_range, to_f32
+from .data import ALPHABET, DEC, Case, Leaf, dec, int_range, to_f32
 
 #: when True, float32 columns are also compared with plain decimal literals (``f32 = 0.1``),
 #: which DuckDB evaluates by casting the literal to FLOAT

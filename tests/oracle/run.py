@@ -2,8 +2,8 @@
 all checked against DuckDB. Shared by the hypothesis test and the seeded sweep.
 
 >>> import random
->>> from oracle.check import Tally
->>> from oracle.duck import DuckOracle
+>>> from tests.oracle.check import Tally
+>>> from tests.oracle.duck import DuckOracle
 >>> tally = Tally(DuckOracle())
 >>> run_round(tally, random.Random(0), n_predicates=3)
 >>> tally.cases > 0
@@ -15,10 +15,10 @@ from __future__ import annotations
 import pathlib
 import tempfile
 
-from oracle.check import Tally
-from oracle.data import FAMILIES, random_case
-from oracle.predicates import random_predicate
-from oracle.stats import arrow_stats, degrade, parquet_stats, reference_stats
+from .check import Tally
+from .data import FAMILIES, random_case
+from .predicates import random_predicate
+from .stats import arrow_stats, degrade, parquet_stats, reference_stats
 
 
 def family_columns(rnd, family: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Statistics tables for a :class:`~oracle.data.Case`, built three ways, and made less precise.
+"""Statistics tables for a :class:`~tests.oracle.data.Case`, built three ways, and made less precise.
 
 - :func:`reference_stats`: exact statistics computed here in plain Python from the rows (an
   independent check of the engine that does not depend on prune_engine's own stats code).
@@ -12,7 +12,7 @@ bounds truncated (max incremented), numeric bounds widened. Every table returned
 per container of the case, in ``case.cids`` order, with ``container`` equal to the case's id.
 
 >>> import random
->>> from oracle.data import random_case
+>>> from tests.oracle.data import random_case
 >>> case = random_case(random.Random(1))
 >>> stats = reference_stats(case, random.Random(1))
 >>> stats.column("container").to_pylist() == case.cids
@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracle.data import CID, DEC, Case, Leaf, dec, int_range, to_f32
+from .data import CID, DEC, Case, Leaf, dec, int_range, to_f32
 from prune_engine.stats.layout import element_field
 
 # --------------------------------------------------------------------------- struct helpers
@@ -48,14 +48,14 @@ def _build(tree: dict, arrays: dict[str, pa.Array], leaf_type, mask=None) -> pa.
     """A (nested) struct array whose leaves are ``arrays[leaf.name]`` typed ``leaf_type(leaf)``."""
     children, fields = [], []
     for name, node in tree.items():
-        if isinstance(node, Leaf):
-            typ = leaf_type(node)
-            children.append(arrays[node.name].cast(typ))
-            fields.append(element_field(name, typ) if node.element else pa.field(name, typ))
-        else:
+        if isinstance(node, dict):  # a nested struct
             child = _build(node, arrays, leaf_type)
             children.append(child)
             fields.append(pa.field(name, child.type))
+        else:
+            typ = leaf_type(node)
+            children.append(arrays[node.name].cast(typ))
+            fields.append(element_field(name, typ) if node.element else pa.field(name, typ))
     return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
 
 
@@ -148,7 +148,7 @@ def _align(case: Case, stats: pa.Table, ids: list[str]) -> pa.Table:
 
 
 def arrow_stats(case: Case) -> pa.Table:
-    """``pe.stats_from_arrow`` over the table, containers named by :data:`~oracle.data.CID`."""
+    """``pe.stats_from_arrow`` over the table, containers named by :data:`~tests.oracle.data.CID`."""
     import prune_engine as pe
 
     stats = pe.stats_from_arrow(case.table, container=CID)
