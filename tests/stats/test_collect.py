@@ -12,7 +12,7 @@ import pytest
 
 import prune_engine as pe
 from prune_engine.stats import layout
-from stats_oracle import rows
+from tests.stats.stats_oracle import rows
 
 
 def write(path, table, **kw):

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import prune_engine as pe
 from prune_engine.stats.parquet import bad_string_stats
-from stats_oracle import check_against_duckdb, check_against_rows, rows
+from tests.stats.stats_oracle import check_against_duckdb, check_against_rows, rows
 
 NAN = float("nan")
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
-from stats_oracle import check_against_duckdb, check_against_rows, rows
+from tests.stats.stats_oracle import check_against_duckdb, check_against_rows, rows
 
 pytestmark = pytest.mark.spark
 
