@@ -455,8 +455,9 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
         values = pa.chunked_array(chunks, pa.large_string()).combine_chunks()
         built = build_index_column(values, group_offsets, gram_size=gram_size,
                                    case_insensitive=case_insensitive)
-        arrays.append(pc.if_else(skipped, pa.scalar(None, pa.binary()), built))
-    return pa.StructArray.from_arrays(arrays, fields=[pa.field(n, pa.binary()) for n in names])
+        arrays.append(pc.if_else(skipped, pa.scalar(None, built.type), built))
+    return pa.StructArray.from_arrays(arrays, fields=[pa.field(n, a.type)
+                                                      for n, a in zip(names, arrays)])
 
 
 def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int,

@@ -197,7 +197,7 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
     typ = values.type
     if pa.types.is_dictionary(typ):
         values, typ = values.dictionary_decode(), typ.value_type
-    if isinstance(typ, pa.ExtensionType):
+    if isinstance(typ, pa.BaseExtensionType):
         values, typ = values.storage, typ.storage_type
     is_float = pa.types.is_floating(typ)
     columns = {"v": values}
@@ -304,7 +304,7 @@ def _ngram_column(table: pa.Table, names: Sequence[str], gids: np.ndarray, n: in
         built = build_index_column(values, offsets, gram_size=gram_size,
                                    case_insensitive=case_insensitive)
         arrays.append(built)
-        fields.append(pa.field(name, pa.binary()))
+        fields.append(pa.field(name, built.type))  # binary, or large_binary past 2 GiB
     return pa.StructArray.from_arrays(arrays, fields=fields)
 
 

@@ -276,3 +276,23 @@ def test_update_after_save_and_read(lake, tmp_path):
     updated = pe.update_stats(pe.read_stats(path), lake, progress=False)
     assert updated.column("row_group").null_count == updated.num_rows, "granularity kept"
     assert updated.num_rows == 3
+
+
+def test_ngram_index_per_row_group_and_skipped_files_kept(tmp_path):
+    path = write(str(tmp_path / "a.parquet"),
+                 pa.table({"s": ["hello world", "foo bar", "zzz", "abcdef"], "x": [1, 2, 3, 4]}),
+                 row_group_size=2)
+    junk = str(tmp_path / "b.parquet")
+    open(junk, "w").write("not parquet")
+    stats = pe.collect_stats([path, junk], ngram=["s"], on_error="skip", progress=False)
+    index = stats.column("ngram_index").to_pylist()
+    assert [v["s"] is not None for v in index] == [True, True, False], "no index: skipped file"
+    assert pe.prune(stats, "s LIKE '%world%'").to_pylist() == [True, False, True], \
+        "should prune row group 1: no 'wor' trigram; the skipped file is kept"
+    assert stats.metadata["collect"]["ngram"] == ["s"]
+
+
+@pytest.mark.parametrize("ngram, message", [(["nope"], "'nope'"), (["x"], "string column")])
+def test_ngram_bad_columns(lake, ngram, message):
+    with pytest.raises(pe.StatsError, match=message):
+        pe.collect_stats(lake, ngram=ngram, progress=False)
