@@ -503,6 +503,9 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
         table = table.take(pa.array(np.lexsort((rg, table.column("__order").to_numpy()))))
     if "__order" in table.column_names:
         table = table.drop_columns(["__order"])
+    for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT):
+        if name not in table.column_names:  # every file skipped: nothing known
+            table = table.append_column(name, pa.nulls(table.num_rows, pa.struct([])))
     names = []
     if ngram is not None:
         schemas = [f.plan.schema for f in footers.values()]

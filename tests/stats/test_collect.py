@@ -296,3 +296,10 @@ def test_ngram_index_per_row_group_and_skipped_files_kept(tmp_path):
 def test_ngram_bad_columns(lake, ngram, message):
     with pytest.raises(pe.StatsError, match=message):
         pe.collect_stats(lake, ngram=ngram, progress=False)
+
+
+def test_every_file_skipped_still_has_the_layout(bad_files):
+    stats = pe.collect_stats([bad_files["csv"]], on_error="skip", progress=False)
+    assert stats.column("path").to_pylist() == [bad_files["csv"]]
+    for name in ("min_values", "max_values", "null_count"):
+        assert stats.column(name).null_count == 1, f"{name}: unknown"
