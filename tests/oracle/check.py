@@ -89,7 +89,8 @@ class Tally:
         key = (message[:80], label.split("source=")[-1])
         if key not in self.seen:
             self.seen.add(key)
-            self.violations.append(f"{message}\n  case: {label}\n  predicate: {sql}")
+            shown = sql if len(sql) < 800 else sql[:800] + " ..."
+            self.violations.append(f"{message}\n  case: {label}\n  predicate: {shown}")
 
     # ----------------------------------------------------------------- failure reports
 
