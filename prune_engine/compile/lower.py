@@ -224,6 +224,8 @@ class Lowering:
                     return self._both_present(a, b, sql)
                 op = {"<": "<=", ">": ">="}.get(op, op)
                 return c.CmpCols(a, op, b, da if isinstance(da, FloatDomain) else db, sql=sql)
+            if isinstance(da, numeric + (DecimalDomain,)) and isinstance(db, numeric + (DecimalDomain,)):
+                return self._both_present(a, b, sql)  # decimal against int/float: not modelled
             raise TypeMismatchError(f"cannot compare {a.column.type} with {b.column.type} in {sql}")
         if isinstance(da, IntDomain):
             signed = {x.dtype.kind for x in (da, db)}

@@ -130,7 +130,7 @@ class Domain:
 
         if sorted_set.dtype.kind in "iu" and lo.dtype.kind in "iu":
             first, last = int(sorted_set[0]), int(sorted_set[-1])
-            if last - first <= DENSE_SET_SPAN:
+            if last - first <= DENSE_SET_SPAN and last < 2**63:
                 wide = np.uint64 if lo.dtype == np.uint64 else np.int64
                 counts = _prefix_counts(sorted_set, first, last)
                 return _kernels.dense_range_hits(lo.astype(wide, copy=False), hi.astype(wide, copy=False),
