@@ -24,6 +24,8 @@ ONE = _Wild("_")
 
 def parse_like(pattern: str, escape: str | None) -> tuple[str, ...]:
     """Tokens of a LIKE pattern; a bad escape is a :class:`~prune_engine.errors.PatternError`."""
+    if escape == "":
+        escape = None  # an empty ESCAPE is no escape
     if escape is not None and len(escape) != 1:
         raise PatternError(f"the ESCAPE of a LIKE pattern must be one character, not {escape!r}")
     tokens: list[str] = []

@@ -29,7 +29,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from prune_engine.ngram.fold import fold_cp, is_caseless
-from prune_engine.ngram.format import END_MARK, START_MARK, NgramError
+from prune_engine.expr import like
+from prune_engine.ngram.format import END_MARK, START_MARK
 
 TRUE = ("true",)
 
@@ -74,32 +75,6 @@ def _cps(text: str) -> list[int]:
     return [ord(c) for c in text]
 
 
-def parse_like(pattern: str, escape: str | None) -> list:
-    """Tokens of a LIKE pattern: a code point (literal), ``"%"`` or ``"_"`` (wildcards).
-
-    >>> parse_like("a!%_%", "!")
-    [97, 37, '_', '%']
-    """
-    if escape is not None and len(escape) != 1:
-        if escape == "":
-            escape = None
-        else:
-            raise NgramError(f"LIKE escape must be empty or one character, not {escape!r}")
-    tokens: list = []
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if escape is not None and ch == escape:
-            if i + 1 == len(pattern):
-                raise NgramError(f"LIKE pattern {pattern!r} ends with its escape character")
-            tokens.append(ord(pattern[i + 1]))
-            i += 2
-            continue
-        tokens.append(ch if ch in "%_" else ord(ch))
-        i += 1
-    return tokens
-
-
 def like_query(pattern: str, n: int, escape: str | None = None,
                case_insensitive: bool = False) -> tuple:
     """Gram query that every value matching ``pattern`` (LIKE, or ILIKE) satisfies."""
@@ -107,15 +82,19 @@ def like_query(pattern: str, n: int, escape: str | None = None,
         if escape and not is_caseless(escape):
             return TRUE  # DuckDB folds the pattern before it looks for the escape: keep
         pattern = "".join(chr(fold_cp(ord(c))) for c in pattern)
-    tokens = parse_like(pattern, escape)
     runs: list[list[int]] = []
     current: list[int] = [START_MARK]
-    for tok in tokens:
-        if isinstance(tok, int) and not 0xD800 <= tok < 0xE000:
-            current.append(tok)
-        else:  # a wildcard (or a lone surrogate, which no stored string holds)
+    for tok in like.parse_like(pattern, escape):
+        if like.is_wildcard(tok):
             runs.append(current)
             current = []
+            continue
+        for cp in _cps(tok):
+            if 0xD800 <= cp < 0xE000:  # a lone surrogate, which no stored string holds
+                runs.append(current)
+                current = []
+            else:
+                current.append(cp)
     current.append(END_MARK)
     runs.append(current)
     return q_and([run_query(r, n) for r in runs])

@@ -35,9 +35,10 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import IndexCorruptError
+from prune_engine.expr import like
 from prune_engine.ngram.format import MAX_GRAM_SIZE, NgramError
 from prune_engine.ngram.pattern import (
-    TRUE, equals_query, like_query, parse_like, query_grams, regex_query,
+    TRUE, equals_query, like_query, query_grams, regex_query,
 )
 from prune_engine.ngram.reference import gram_bytes
 
@@ -56,7 +57,7 @@ def like_may_match(index: pa.Array, pattern: str, escape: str | None = None,
     """
     if not isinstance(pattern, str):
         raise NgramError(f"LIKE pattern must be a string, not {type(pattern).__name__}")
-    parse_like(pattern, escape)  # SQL rejects these patterns: so do we, before any probing
+    like.parse_like(pattern, escape)  # SQL rejects these patterns: so do we, before any probing
     return _may_match(index, lambda n: like_query(pattern, n, escape, case_insensitive),
                       bool(case_insensitive), on_invalid, containers)
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
-from ngram_cases import Duck, random_containers, random_like
+from tests.ngram.ngram_cases import Duck, random_containers, random_like
 
 PAGES = ["cart", "checkout", "search", "home", "about", "login"]
 

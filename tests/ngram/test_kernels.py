@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ngram_cases import flatten, random_containers, random_like, random_regex
+from tests.ngram.ngram_cases import flatten, random_containers, random_like, random_regex
 from prune_engine.ngram import _kernels as K
 from prune_engine.ngram import reference as R
 from prune_engine.ngram.build import build_index

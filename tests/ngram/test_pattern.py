@@ -9,7 +9,8 @@ import pytest
 from prune_engine.ngram.fold import fold_sources, fold_table, fold_text
 from prune_engine.ngram.format import END_MARK as E
 from prune_engine.ngram.format import START_MARK as S
-from prune_engine.ngram.pattern import TRUE, equals_query, like_query, parse_like, regex_query
+from prune_engine.expr import like
+from prune_engine.ngram.pattern import TRUE, equals_query, like_query, regex_query
 
 
 def g(text: str, start: bool = False, end: bool = False) -> tuple:
@@ -34,14 +35,14 @@ def test_fold_has_no_context_rules():
 
 
 @pytest.mark.parametrize("pattern,escape,tokens", [
-    ("a%b_c", None, [97, "%", 98, "_", 99]),
-    ("a\\%b", None, [97, 92, "%", 98]),            # no default escape character
-    ("a\\%b", "\\", [97, 37, 98]),
-    ("!!!_", "!", [33, 95]),
-    ("a", "", [97]),                                # an empty escape is no escape
+    ("a%b_c", None, ("a", "%", "b", "_", "c")),
+    ("a\\%b", None, ("a\\", "%", "b")),           # no default escape character
+    ("a\\%b", "\\", ("a%b",)),
+    ("!!!_", "!", ("!_",)),
+    ("a", "", ("a",)),                              # an empty escape is no escape
 ])
 def test_like_is_read_as_sql_reads_it(pattern, escape, tokens):
-    assert parse_like(pattern, escape) == tokens
+    assert like.parse_like(pattern, escape) == tokens
 
 
 @pytest.mark.parametrize("pattern,expected", [
