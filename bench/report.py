@@ -1,6 +1,9 @@
 """Turn a pytest-benchmark JSON of ``bench/test_bench_prune.py`` into Markdown tables.
 
-    python bench/report.py bench.json [--stat median|min]
+    python bench/report.py bench.json [more.json ...] [--stat median|min|mean]
+
+Several JSON files are merged, a later file's entry replacing an earlier one's for the same
+benchmark (so that a rerun of a few benchmarks can patch a full run).
 
 Prints, per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``) and of each
 peer, each with its ratio to the numpy floor; the geometric mean of those ratios over the
@@ -175,6 +178,19 @@ def not_run_note(results: list[Result]) -> str:
     return ("Not run (minutes per call): " + "; ".join(skipped) + ".") if skipped else ""
 
 
+def merge(runs: list[dict]) -> dict:
+    """One benchmark JSON from several, later runs replacing earlier entries of the same name.
+
+    >>> merge([{"benchmarks": [{"fullname": "a", "v": 1}, {"fullname": "b", "v": 1}]},
+    ...        {"benchmarks": [{"fullname": "a", "v": 2}]}])["benchmarks"]
+    [{'fullname': 'a', 'v': 2}, {'fullname': 'b', 'v': 1}]
+    """
+    by_name: dict[str, dict] = {}
+    for run in runs:
+        by_name.update((b["fullname"], b) for b in run["benchmarks"])
+    return {**runs[0], "benchmarks": list(by_name.values())}
+
+
 def report(data: dict, stat: str = "median") -> str:
     """The whole Markdown report of one benchmark JSON."""
     results, others = load_results(data, stat)
@@ -195,11 +211,14 @@ def report(data: dict, stat: str = "median") -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("json", help="the --benchmark-json file of bench/test_bench_prune.py")
+    parser.add_argument("json", nargs="+", help="--benchmark-json files of bench/test_bench_prune.py")
     parser.add_argument("--stat", default="median", choices=["median", "min", "mean"])
     args = parser.parse_args(argv)
-    with open(args.json) as fh:
-        print(report(json.load(fh), args.stat))
+    runs = []
+    for path in args.json:
+        with open(path) as fh:
+            runs.append(json.load(fh))
+    print(report(merge(runs), args.stat))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ engine:
 pyiceberg and python are not run above ``peers.MAX_CONTAINERS`` (minutes at 1M; the report
 says so).
 ``extra_info`` records the engine, size, predicate and containers kept, and how many masks
-differ from the floor's (0 expected, except PyIceberg's known imprecision).
+differ from the floor's. No engine may prune a container the floor keeps; the peers must match
+it exactly (except PyIceberg's known imprecision); pe.prune's extra keeps are reported, not
+failed (tests/test_bench_peers.py holds pe.prune to the rewrite).
 
 The ``first_call`` group measures the cost of a first ``pe.prune`` (parse, compile, any JIT)
 in a fresh process, with an empty numba cache ("cold") and then with the cache it left ("warm");
@@ -109,15 +111,16 @@ def make_call(engine: str, size: str, scenario_id: str):
 def test_keep_mask(benchmark, scenario_id, size, engine):
     call = make_call(engine, size, scenario_id)
     mask = to_numpy(call())  # warm-up: caches, JIT, and the answer for extra_info
-    differs = int((mask != floor_mask(size, scenario_id)).sum())
+    floor = floor_mask(size, scenario_id)
+    differs = int((mask != floor).sum())
     benchmark.group = f"{size} {scenario_id}"
     benchmark.extra_info.update(engine=engine, size=size, scenario=scenario_id,
                                 containers=SIZES[size], kept=int(mask.sum()),
                                 differs_from_floor=differs)
-    if knowingly_less_precise(engine, scenario(size, scenario_id).pred):
-        assert (mask >= floor_mask(size, scenario_id)).all(), f"{engine} pruned a kept container"
-    else:
-        assert differs == 0, f"{engine} disagrees with the floor on {differs} containers"
+    assert not (floor & ~mask).any(), f"{engine} prunes containers the floor keeps"
+    if engine not in ("prune", "plan") and \
+            not knowingly_less_precise(engine, scenario(size, scenario_id).pred):
+        assert differs == 0, f"{engine} keeps {differs} containers the floor prunes"
     if _seconds(call) > SLOW_CALL_S:
         benchmark.pedantic(call, rounds=3, iterations=1)
     else:
