@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 
 from prune_engine.stats.layout import MAX_VALUES, MIN_VALUES, NAN_COUNT, NULL_COUNT, NUM_RECORDS
 
-# one thread for every engine: the machine is shared and pe.prune is single-threaded; this must
+# one thread for every engine, as pe.prune uses one core (a like-for-like comparison); this must
 # be set before Polars is first imported
 os.environ.setdefault("POLARS_MAX_THREADS", "1")
 

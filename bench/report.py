@@ -201,7 +201,7 @@ def report(data: dict, stat: str = "median") -> str:
     if first_call_table(others):
         parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
     if compile_table(others):
-        parts += [f"## pe.compile alone, warm ({stat})", compile_table(others)]
+        parts += [f"## pe.compile alone, uncached, warm process ({stat})", compile_table(others)]
     machine = data.get("machine_info", {})
     parts.append(f"Machine: {machine.get('cpu', {}).get('brand_raw', '?')}, "
                  f"Python {machine.get('python_version', '?')}; "
