@@ -210,8 +210,8 @@ def test_long_chains_do_not_recurse():
 def test_like_escape_matches_only_the_text(text):
     pattern = like_escape(text)
     probes = [text, text + "x", "x" + text, text.replace("%", "z").replace("_", "z"), ""]
-    got = duckdb.execute(
-        "SELECT [p LIKE ? ESCAPE '\\' FOR p IN ?]", [pattern, probes]).fetchone()[0]
+    got = duckdb.connect().execute(
+        "SELECT [p LIKE ? ESCAPE '\\' FOR p IN ?]", [pattern, probes]).fetchall()[0][0]
     assert got == [p == text for p in probes]
 
 

@@ -128,7 +128,7 @@ def check_against_duckdb(path, stats, exact=True):
     mins, maxs = rows(stats, "min_values"), rows(stats, "max_values")
     nulls = rows(stats, "null_count")
     index = {rg: i for i, rg in enumerate(stats.column("row_group").to_pylist())}
-    meta = duckdb.sql(
+    meta = duckdb.connect().sql(
         "SELECT row_group_id, column_id, stats_min_value, stats_max_value, stats_null_count, type "
         f"FROM parquet_metadata('{path}')").fetchall()
     assert len(meta) == len(index) * len(leaves), "one DuckDB row per row group and leaf"
