@@ -38,11 +38,22 @@ def prune(stats: StatsTable | pa.Table, expr, *, on_invalid: OnInvalid = "raise"
     unknown (kept, with a warning) instead of raising :class:`~prune_engine.StatsError`.
     """
     stats = as_stats_table(stats)
-    return compile_predicate(expr, stats.schema).evaluate(stats, on_invalid=on_invalid)
+    return _plan_for(stats, expr).evaluate(stats, on_invalid=on_invalid)
+
+
+def _plan_for(stats: StatsTable, expr) -> PruningProgram:
+    """The compiled plan of ``expr`` for this table, kept with the table's cached views."""
+    key = ("plan", expr if isinstance(expr, str) else None)
+    if key[1] is None:
+        return compile_predicate(expr, stats.schema)
+    plan = stats._cache.get(key)
+    if plan is None:
+        plan = stats._cache[key] = compile_predicate(expr, stats.schema)
+    return plan
 
 
 def explain(stats: StatsTable | pa.Table, expr, *, on_invalid: OnInvalid = "raise") -> pa.Table:
     """Per container: ``container``, ``keep``, and ``reason``: for a pruned container, the part
     of the predicate (SQL text) that its statistics proved empty; null where kept."""
     stats = as_stats_table(stats)
-    return compile_predicate(expr, stats.schema).explain(stats, on_invalid=on_invalid)
+    return _plan_for(stats, expr).explain(stats, on_invalid=on_invalid)

@@ -229,10 +229,18 @@ class InSet(Check):
         f = self.operand.facts(ctx)
         test = None
         if lo is not None and hi is not None:
-            test = self.domain.any_in_range(lo, hi, self.values)
-            for v in (lov, hiv):
-                if v is not None:
-                    test |= ~v
+            if self.domain.numpy_backed and len(self.values):
+                # an unknown bound reads as the set's own end: the known bound still decides
+                if lov is not None:
+                    lo = np.where(lov, lo, self.values[0])
+                if hiv is not None:
+                    hi = np.where(hiv, hi, self.values[-1])
+                test = self.domain.any_in_range(lo, hi, self.values)
+            else:
+                test = self.domain.any_in_range(lo, hi, self.values)
+                for v in (lov, hiv):
+                    if v is not None:
+                        test |= ~v
         keep = _full(ctx, both(f.maybe_regular, test))
         if self.has_nan:
             keep = keep | f.maybe_nan
@@ -333,5 +341,6 @@ class IndexProbe(Check):
 
 
 def mask_to_arrow(mask: np.ndarray) -> pa.BooleanArray:
-    """A numpy keep-mask as a null-free Arrow boolean array."""
-    return pa.array(mask, type=pa.bool_())
+    """A numpy keep-mask as a null-free Arrow boolean array (bits packed by numpy)."""
+    bits = np.packbits(mask, bitorder="little")
+    return pa.BooleanArray.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(bits)])
