@@ -485,33 +485,104 @@ def _fixed_values_words(arr: pa.Array) -> np.ndarray:
 # strings and binary (Arrow kernels; byte order = UTF-8 code point order)
 
 
+class KeyedStrings:
+    """String or binary bounds with an order-preserving ``uint64`` key per value: its first
+    eight bytes, big-endian, zero-padded. Keys that differ decide a comparison at numpy speed;
+    only values whose key equals the other side's go to Arrow's kernels."""
+
+    __slots__ = ("arr", "_keys")
+
+    def __init__(self, arr: pa.Array):
+        self.arr = arr
+        self._keys = None
+
+    def __len__(self):
+        return len(self.arr)
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:
+            self._keys = prefix_keys(self.arr)
+        return self._keys
+
+
+def prefix_keys(arr: pa.Array) -> np.ndarray:
+    """The first eight bytes of every value as a big-endian ``uint64`` (garbage under nulls).
+
+    >>> prefix_keys(pa.array(["a", "ab", ""])).tolist() == [0x61 << 56, 0x6162 << 48, 0]
+    True
+    """
+    n = len(arr)
+    off_type = np.int64 if (pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)) else np.int32
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=off_type, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    keys = np.zeros(n, dtype=np.uint64)
+    last = len(data) - 1
+    for j in range(8):
+        has = lengths > j
+        if not has.any():
+            break
+        byte = data[np.minimum(starts + j, last)].astype(np.uint64)
+        keys |= np.where(has, byte, 0).astype(np.uint64) << np.uint64(56 - 8 * j)
+    return keys
+
+
+def _key_of(value) -> np.uint64:
+    raw = value.as_py() if isinstance(value, pa.Scalar) else value
+    b = raw.encode() if isinstance(raw, str) else bytes(raw)
+    return np.uint64(int.from_bytes(b[:8].ljust(8, b"\0"), "big"))
+
+
+def _unwrap(v):
+    return v.arr if isinstance(v, KeyedStrings) else v
+
+
 class ArrowDomain(Domain):
     numpy_backed = False
 
     def __init__(self, type_):
         super().__init__(type_)
         self.is_text = pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+        self.keyed = (pa.types.is_string(type_) or pa.types.is_large_string(type_)
+                      or pa.types.is_binary(type_) or pa.types.is_large_binary(type_))
 
     def view(self, arr):
-        return arr, validity(arr)
+        return (KeyedStrings(arr) if self.keyed else arr), validity(arr)
 
     def scalar(self, v):
         return pa.scalar(v, self.type)
 
     def compare(self, values, op, scalar):
-        return bool_numpy(OPS_ARROW[op](values, scalar))
+        if not isinstance(values, KeyedStrings):
+            return bool_numpy(OPS_ARROW[op](values, scalar))
+        keys, key = values.keys, _key_of(scalar)
+        out = OPS_NUMPY[op](keys, key)
+        tie = np.flatnonzero(keys == key)
+        if len(tie):
+            out[tie] = bool_numpy(OPS_ARROW[op](values.arr.take(pa.array(tie)), scalar))
+        return out
 
     def compare_arrays(self, a, op, b):
-        return bool_numpy(OPS_ARROW[op](a, b))
+        if not (isinstance(a, KeyedStrings) and isinstance(b, KeyedStrings)):
+            return bool_numpy(OPS_ARROW[op](_unwrap(a), _unwrap(b)))
+        out = OPS_NUMPY[op](a.keys, b.keys)
+        tie = np.flatnonzero(a.keys == b.keys)
+        if len(tie):
+            idx = pa.array(tie)
+            out[tie] = bool_numpy(OPS_ARROW[op](a.arr.take(idx), b.arr.take(idx)))
+        return out
 
     def sorted_set(self, values):
         return sorted(set(values))
 
     def isin(self, values, sorted_set):
-        return _arrow_isin(values, sorted_set, self.type)
+        return _arrow_isin(_unwrap(values), sorted_set, self.type)
 
     def any_in_range(self, lo, hi, sorted_set):
-        return _arrow_any_in_range(self, lo, hi, sorted_set)
+        return _arrow_any_in_range(self, _unwrap(lo), _unwrap(hi), sorted_set)
 
     def coerce(self, value):
         if self.is_text:
