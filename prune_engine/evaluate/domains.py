@@ -490,11 +490,11 @@ class KeyedStrings:
     eight bytes, big-endian, zero-padded. Keys that differ decide a comparison at numpy speed;
     only values whose key equals the other side's go to Arrow's kernels."""
 
-    __slots__ = ("arr", "_keys")
+    __slots__ = ("arr", "_keys", "_lengths")
 
     def __init__(self, arr: pa.Array):
         self.arr = arr
-        self._keys = None
+        self._keys = self._lengths = None
 
     def __len__(self):
         return len(self.arr)
@@ -502,15 +502,25 @@ class KeyedStrings:
     @property
     def keys(self) -> np.ndarray:
         if self._keys is None:
-            self._keys = prefix_keys(self.arr)
+            self._keys, self._lengths = prefix_keys(self.arr)
         return self._keys
 
+    @property
+    def lengths(self) -> np.ndarray:
+        """Byte lengths: among values of equal key, when both sides are at most eight bytes
+        long, the shorter is the smaller (the longer continues with NUL bytes)."""
+        if self._lengths is None:
+            self._keys, self._lengths = prefix_keys(self.arr)
+        return self._lengths
 
-def prefix_keys(arr: pa.Array) -> np.ndarray:
-    """The first eight bytes of every value as a big-endian ``uint64`` (garbage under nulls).
 
-    >>> prefix_keys(pa.array(["a", "ab", ""])).tolist() == [0x61 << 56, 0x6162 << 48, 0]
-    True
+def prefix_keys(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The first eight bytes of every value as a big-endian ``uint64``, and the byte lengths
+    (garbage under nulls).
+
+    >>> keys, lengths = prefix_keys(pa.array(["a", "ab", ""]))
+    >>> keys.tolist() == [0x61 << 56, 0x6162 << 48, 0], lengths.tolist()
+    (True, [1, 2, 0])
     """
     n = len(arr)
     off_type = np.int64 if (pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)) else np.int32
@@ -527,13 +537,13 @@ def prefix_keys(arr: pa.Array) -> np.ndarray:
             break
         byte = data[np.minimum(starts + j, last)].astype(np.uint64)
         keys |= np.where(has, byte, 0).astype(np.uint64) << np.uint64(56 - 8 * j)
-    return keys
+    return keys, lengths
 
 
-def _key_of(value) -> np.uint64:
+def _key_of(value) -> tuple[np.uint64, int]:
     raw = value.as_py() if isinstance(value, pa.Scalar) else value
     b = raw.encode() if isinstance(raw, str) else bytes(raw)
-    return np.uint64(int.from_bytes(b[:8].ljust(8, b"\0"), "big"))
+    return np.uint64(int.from_bytes(b[:8].ljust(8, b"\0"), "big")), len(b)
 
 
 def _unwrap(v):
@@ -558,11 +568,14 @@ class ArrowDomain(Domain):
     def compare(self, values, op, scalar):
         if not isinstance(values, KeyedStrings):
             return bool_numpy(OPS_ARROW[op](values, scalar))
-        keys, key = values.keys, _key_of(scalar)
+        keys, (key, size) = values.keys, _key_of(scalar)
         out = OPS_NUMPY[op](keys, key)
         tie = np.flatnonzero(keys == key)
         if len(tie):
-            out[tie] = bool_numpy(OPS_ARROW[op](values.arr.take(pa.array(tie)), scalar))
+            if size <= 8:  # every tied value starts with the literal: order by length
+                out[tie] = OPS_NUMPY[op](values.lengths[tie], size)
+            else:
+                out[tie] = bool_numpy(OPS_ARROW[op](values.arr.take(pa.array(tie)), scalar))
         return out
 
     def compare_arrays(self, a, op, b):
@@ -571,8 +584,13 @@ class ArrowDomain(Domain):
         out = OPS_NUMPY[op](a.keys, b.keys)
         tie = np.flatnonzero(a.keys == b.keys)
         if len(tie):
-            idx = pa.array(tie)
-            out[tie] = bool_numpy(OPS_ARROW[op](a.arr.take(idx), b.arr.take(idx)))
+            la, lb = a.lengths[tie], b.lengths[tie]
+            short = (la <= 8) & (lb <= 8)
+            out[tie[short]] = OPS_NUMPY[op](la[short], lb[short])
+            rest = tie[~short]
+            if len(rest):
+                idx = pa.array(rest)
+                out[rest] = bool_numpy(OPS_ARROW[op](a.arr.take(idx), b.arr.take(idx)))
         return out
 
     def sorted_set(self, values):
