@@ -145,10 +145,12 @@ class Domain:
         return found & (sorted_set[idx] <= hi)
 
     # literals -----------------------------------------------------------------------------
+    _limits: tuple[Any, Any] = (None, None)
+
     @property
     def limits(self) -> tuple[Any, Any]:
         """The smallest and largest value of the domain (None = unbounded, e.g. strings)."""
-        return (None, None)
+        return self._limits
 
     def coerce(self, value: Any) -> Coerced:
         raise NotImplementedError  # pragma: no cover
@@ -236,16 +238,16 @@ _UNSIGNED = {pa.uint8().id, pa.uint16().id, pa.uint32().id, pa.uint64().id}
 DENSE_SET_SPAN = 1 << 22
 
 
+def _integer_limits(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
 class IntDomain(Domain):
     def __init__(self, type_):
         super().__init__(type_)
         self.dtype = np.dtype(f"{'u' if type_.id in _UNSIGNED else ''}int{type_.bit_width}")
-        info = np.iinfo(self.dtype)
-        self._limits = (int(info.min), int(info.max))
-
-    @property
-    def limits(self):
-        return self._limits
+        self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):
         x = _number(value, self)
@@ -300,9 +302,7 @@ class BoolDomain(Domain):
             vals = arr
         return vals.to_numpy(zero_copy_only=False), validity(arr)
 
-    @property
-    def limits(self):
-        return (False, True)
+    _limits = (False, True)
 
     def coerce(self, value):
         if isinstance(value, (bool, np.bool_)):
@@ -383,12 +383,7 @@ class TemporalDomain(Domain):
             self.dtype, self.unit_ns = np.dtype(np.int64), 10**6
         else:
             self.dtype, self.unit_ns = np.dtype(np.int64), _NS[type_.unit]
-        info = np.iinfo(self.dtype)
-        self._limits = (int(info.min), int(info.max))
-
-    @property
-    def limits(self):
-        return self._limits
+        self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):
         try:
@@ -413,10 +408,6 @@ class DecimalDomain(Domain):
         self.dtype = np.dtype(np.int64)
         top = 10**type_.precision - 1
         self._limits = (-top, top)
-
-    @property
-    def limits(self):
-        return self._limits
 
     def view(self, arr):
         if self.small:

@@ -43,12 +43,38 @@ class ColumnOperand:
 _I64 = (-(2**63), 2**63 - 1)
 
 
+class _Derived:
+    """What operands computed from another operand share: its column, NULLs and name."""
+
+    @property
+    def column(self) -> ColumnInfo:
+        return self.base.column
+
+    def facts(self, ctx) -> Facts:
+        return self.base.facts(ctx)
+
+    def sql(self) -> str:
+        return self.text
+
+    def base_bounds(self, ctx):
+        """The base operand's bounds, or None when either side is missing altogether."""
+        lo, lov, hi, hiv = self.base.bounds(ctx)
+        if lo is None or hi is None:
+            return None
+        return lo, lov, hi, hiv
+
+
+def _no_bounds(ctx):
+    z = np.zeros(ctx.n, dtype=bool)
+    return None, z, None, z
+
+
 def _in_range(values: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return (values >= lo) & (values <= hi)
 
 
 @dataclass(frozen=True, eq=False)
-class ArithOperand:
+class ArithOperand(_Derived):
     """``base * scale + offset`` with integer or float64 arithmetic (``scale`` is +-1 or a
     literal factor); ``limits`` is the result type's range for integer overflow checks."""
 
@@ -59,21 +85,11 @@ class ArithOperand:
     limits: tuple[int, int] | None
     text: str
 
-    @property
-    def column(self) -> ColumnInfo:
-        return self.base.column
-
-    def facts(self, ctx):
-        return self.base.facts(ctx)
-
-    def sql(self):
-        return self.text
-
     def bounds(self, ctx):
-        lo, lov, hi, hiv = self.base.bounds(ctx)
-        if lo is None or hi is None:
-            z = np.zeros(ctx.n, dtype=bool)
-            return None, z, None, z
+        b = self.base_bounds(ctx)
+        if b is None:
+            return _no_bounds(ctx)
+        lo, lov, hi, hiv = b
         if self.scale < 0:
             lo, lov, hi, hiv = hi, hiv, lo, lov
         if isinstance(self.domain, FloatDomain):
@@ -107,7 +123,7 @@ class ArithOperand:
 
 
 @dataclass(frozen=True, eq=False)
-class CastOperand:
+class CastOperand(_Derived):
     """An order-preserving ``CAST``: integer widening or in-range narrowing, integer to
     float, float to float, date to timestamp, timestamp to a finer unit or to date."""
 
@@ -116,24 +132,17 @@ class CastOperand:
     kind: str
     text: str
 
-    @property
-    def column(self) -> ColumnInfo:
-        return self.base.column
-
     def facts(self, ctx):
         f = self.base.facts(ctx)
         if self.kind == "int_to_float":
             return Facts(f.maybe_value, f.maybe_null, np.zeros(ctx.n, bool), f.maybe_value)
         return f
 
-    def sql(self):
-        return self.text
-
     def bounds(self, ctx):
-        lo, lov, hi, hiv = self.base.bounds(ctx)
-        if lo is None or hi is None:
-            z = np.zeros(ctx.n, dtype=bool)
-            return None, z, None, z
+        b = self.base_bounds(ctx)
+        if b is None:
+            return _no_bounds(ctx)
+        lo, lov, hi, hiv = b
         if self.kind in ("int_to_float", "float_to_float"):
             with np.errstate(all="ignore"):
                 return lo.astype(self.domain.dtype), lov, hi.astype(self.domain.dtype), hiv
