@@ -38,6 +38,8 @@ bool array for comparison.
 
 from __future__ import annotations
 
+import abc
+
 import bisect
 import datetime as dt
 import os
@@ -58,11 +60,12 @@ os.environ.setdefault("POLARS_MAX_THREADS", "1")
 
 # -- the predicate tree ------------------------------------------------------------------------
 
-class Pred:
+class Pred(abc.ABC):
     """Base of the benchmark predicate nodes; ``sql()`` renders the text given to pe.prune."""
 
-    def sql(self) -> str:  # pragma: no cover - every node overrides
-        raise NotImplementedError
+    @abc.abstractmethod
+    def sql(self) -> str:
+        """The predicate as SQL text."""
 
 
 @dataclass(frozen=True)

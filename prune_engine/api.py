@@ -43,9 +43,9 @@ def prune(stats: StatsTable | pa.Table, expr, *, on_invalid: OnInvalid = "raise"
 
 def _plan_for(stats: StatsTable, expr) -> PruningProgram:
     """The compiled plan of ``expr`` for this table, kept with the table's cached views."""
-    key = ("plan", expr if isinstance(expr, str) else None)
-    if key[1] is None:
+    if not isinstance(expr, str):
         return compile_predicate(expr, stats.schema)
+    key = ("plan", expr)
     plan = stats._cache.get(key)
     if plan is None:
         plan = stats._cache[key] = compile_predicate(expr, stats.schema)

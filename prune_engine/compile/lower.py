@@ -11,9 +11,12 @@ that cannot be typed (a string column against a number) are errors.
 from __future__ import annotations
 
 import decimal
+import math
+
+import pyarrow as pa
 
 from prune_engine.compile.bind import ColumnInfo, StatsSchema
-from prune_engine.errors import TypeMismatchError
+from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (
     ArrowDomain, BoolDomain, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
@@ -84,7 +87,7 @@ class Lowering:
     def _resolve_any(self, path):
         try:
             return self.schema.resolve(path)
-        except Exception:
+        except UnknownColumnError:
             if self.schema.resolve_list(path) is None:
                 raise
             return None
@@ -126,7 +129,6 @@ class Lowering:
                 if e.op == "-":
                     return self._arith(right, -1, k, str(e))
                 return self._arith(right, k, 0, str(e))
-            self._check_columns(e)
         self._check_columns(e)
         return None
 
@@ -141,12 +143,8 @@ class Lowering:
             for v in (scale, offset):
                 llo, lhi = _int_limits(v)
                 lo, hi = min(lo, llo), max(hi, lhi)
-            import pyarrow as pa
-
             return ArithOperand(base, scale, offset, IntDomain(pa.int64()), (lo, hi), text)
         if isinstance(base.domain, FloatDomain) and base.domain.dtype.itemsize == 8 and scale != 0:
-            import math
-
             s, o = float(scale), float(offset)
             if not (math.isfinite(s) and math.isfinite(o)):
                 return None

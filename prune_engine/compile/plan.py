@@ -30,7 +30,7 @@ import pyarrow as pa
 from prune_engine.compile.bind import StatsSchema
 from prune_engine.compile.lower import Lowering
 from prune_engine.compile.rules import rewrite
-from prune_engine.evaluate.checks import Check, mask_to_arrow
+from prune_engine.evaluate.checks import AllOf, Check, mask_to_arrow
 from prune_engine.evaluate.context import EvalContext
 from prune_engine.expr import nodes as n
 from prune_engine.stats import layout
@@ -70,9 +70,9 @@ class PruningProgram:
         mask = check.evaluate(ctx)
         not_empty = ctx.not_empty()
         if not_empty is not None:
-            mask &= not_empty  # an empty container matches nothing
+            mask = mask & not_empty  # an empty container matches nothing
         if ctx.invalid is not None:
-            mask |= ctx.invalid
+            mask = mask | ctx.invalid
         return mask, ctx, check
 
     def explain(self, stats: StatsTable | pa.Table, *, on_invalid: str = "raise") -> pa.Table:
@@ -99,8 +99,6 @@ def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np
     For an AND, the first conjunct that is FALSE there; otherwise the node itself."""
     if len(idx) == 0:
         return
-    from prune_engine.evaluate.checks import AllOf
-
     if isinstance(check, AllOf):
         left = idx
         for part in check.parts:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from dataclasses import replace
 
 import pyarrow as pa
 
@@ -41,8 +42,6 @@ def _map(e: n.Expr, fn) -> n.Expr:
     if isinstance(e, n.InList):
         return n.InList(fn(e.arg), e.values, e.negated)
     if isinstance(e, (n.Not, n.IsNull, n.IsBool, n.Like, n.RegexpLike, n.Negate, n.Cast)):
-        from dataclasses import replace
-
         return replace(e, arg=fn(e.arg))
     return e
 
@@ -262,9 +261,13 @@ def _compare_literals(op: str, a, b):
         raise TypeMismatchError(f"cannot compare literals {a!r} and {b!r}") from None
 
 
-def _literal_arithmetic(e: n.Expr) -> n.Expr:
-    """Fold arithmetic between numeric literals (``1 + 2``)."""
-    e = _map(e, _literal_arithmetic)
+def fold_literal_arithmetic(e: n.Expr) -> n.Expr:
+    """Fold arithmetic between numeric literals (``1 + 2``).
+
+    >>> str(fold_literal_arithmetic(n.Arith("+", n.Literal(1), n.Literal(2))))
+    '3'
+    """
+    e = _map(e, fold_literal_arithmetic)
     if isinstance(e, n.Arith) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
         a, b = e.left.value, e.right.value
         if a is None or b is None:
@@ -273,8 +276,6 @@ def _literal_arithmetic(e: n.Expr) -> n.Expr:
             return n.Literal({"+": a + b, "-": a - b, "*": a * b}[e.op])
     return e
 
-
-fold_literal_arithmetic = _literal_arithmetic
 
 #: the rules, in the order they run
 RULES = (fold_literal_casts, fold_literal_arithmetic, orient_comparisons, push_not, simplify)

@@ -25,6 +25,7 @@ leaf               may be TRUE where
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,13 +45,17 @@ def _full(ctx, mask) -> np.ndarray:
     return np.ones(ctx.n, dtype=bool) if mask is None else mask
 
 
-class Check:
-    """Base of the compiled tests; ``sql`` is the predicate text shown by ``explain``."""
+class Check(abc.ABC):
+    """Base of the compiled tests; ``sql`` is the predicate text shown by ``explain``.
+
+    ``evaluate`` may return an array the context caches: callers combine it into new arrays
+    and never write into it."""
 
     sql: str = ""
 
-    def evaluate(self, ctx: EvalContext) -> np.ndarray:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def evaluate(self, ctx: EvalContext) -> np.ndarray:
+        """For every container: may a row make this test TRUE?"""
 
     def children(self) -> tuple["Check", ...]:
         return ()
@@ -118,7 +123,7 @@ class Presence(Check):
         f = self.operand.facts(ctx)
         mask = {"value": f.maybe_value, "null": f.maybe_null, "nan": f.maybe_nan,
                 "regular": f.maybe_regular}[self.kind]
-        return _full(ctx, mask).copy() if mask is not None else np.ones(ctx.n, dtype=bool)
+        return _full(ctx, mask)
 
 
 @dataclass(repr=False)
@@ -261,7 +266,7 @@ class NotInSet(Check):
         lo, lov, hi, hiv = self.operand.bounds(ctx)
         f = self.operand.facts(ctx)
         if lo is None or hi is None:
-            return _full(ctx, f.maybe_value).copy()
+            return _full(ctx, f.maybe_value)
         same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
         for v in (lov, hiv):
             if v is not None:
@@ -291,7 +296,7 @@ class PrefixRange(Check):
             test = either_not(hiv, self.domain.compare(hi, ">=", self.prefix))
         if lo is not None and self.upper is not None:
             test = both(test, either_not(lov, self.domain.compare(lo, "<", self.upper)))
-        return _full(ctx, both(f.maybe_value, test)).copy()
+        return _full(ctx, both(f.maybe_value, test))
 
 
 @dataclass(repr=False)
@@ -309,12 +314,12 @@ class AllStartWith(Check):
         lo, lov, hi, hiv = self.operand.bounds(ctx)
         f = self.operand.facts(ctx)
         if lo is None or hi is None or self.upper is None:
-            return _full(ctx, f.maybe_value).copy()
+            return _full(ctx, f.maybe_value)
         inside = (self.domain.compare(lo, ">=", self.prefix) & self.domain.compare(hi, "<", self.upper))
         for v in (lov, hiv):
             if v is not None:
                 inside &= v
-        return _full(ctx, both(f.maybe_value, ~inside)).copy()
+        return _full(ctx, both(f.maybe_value, ~inside))
 
 
 @dataclass(repr=False)

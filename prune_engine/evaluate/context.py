@@ -29,8 +29,6 @@ from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain, validi
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 
-Mask = "np.ndarray | None"  # None = all True
-
 
 def both(a, b):
     """AND of two masks where None means all True."""

@@ -23,6 +23,7 @@ conservative where engines differ.
 
 from __future__ import annotations
 
+import abc
 import datetime as _dt
 import decimal
 import math
@@ -90,7 +91,7 @@ def _fixed_values(arr: pa.Array, dtype) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
 
 
-class Domain:
+class Domain(abc.ABC):
     """How one Arrow type's values are viewed, compared and met by literals."""
 
     numpy_backed = True
@@ -152,8 +153,9 @@ class Domain:
         """The smallest and largest value of the domain (None = unbounded, e.g. strings)."""
         return self._limits
 
+    @abc.abstractmethod
     def coerce(self, value: Any) -> Coerced:
-        raise NotImplementedError  # pragma: no cover
+        """Where ``value`` falls among this domain's values."""
 
     def mismatch(self, value) -> TypeMismatchError:
         return TypeMismatchError(
@@ -243,6 +245,18 @@ def _integer_limits(dtype: np.dtype) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+def _coerce_on_grid(x, per_unit: int, double_always_fuzzy: bool) -> Coerced:
+    """A number against an integer grid of ``per_unit`` steps per 1.0 (ints, decimals);
+    NaN and +inf lie above every grid value, -inf below."""
+    if isinstance(x, float):
+        if math.isnan(x) or x == math.inf:
+            return Coerced("above")
+        if x == -math.inf:
+            return Coerced("below")
+        return _double_on_grid(x, per_unit, double_always_fuzzy)
+    return _exact_or_between(Fraction(x) * per_unit)
+
+
 class IntDomain(Domain):
     def __init__(self, type_):
         super().__init__(type_)
@@ -250,14 +264,7 @@ class IntDomain(Domain):
         self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):
-        x = _number(value, self)
-        if isinstance(x, float):
-            if math.isnan(x) or x == math.inf:
-                return Coerced("above")
-            if x == -math.inf:
-                return Coerced("below")
-            return _double_on_grid(x, 1)
-        return _exact_or_between(Fraction(x))
+        return _coerce_on_grid(_number(value, self), 1, double_always_fuzzy=False)
 
 
 class FloatDomain(Domain):
@@ -446,14 +453,8 @@ class DecimalDomain(Domain):
         return _arrow_any_in_range(self, lo, hi, sorted_set)
 
     def coerce(self, value):
-        x = _number(value, self)
-        if isinstance(x, float):
-            if math.isnan(x) or x == math.inf:
-                return Coerced("above")
-            if x == -math.inf:
-                return Coerced("below")
-            return _double_on_grid(x, 10**self.scale, always_fuzzy=True)
-        return _exact_or_between(Fraction(x) * 10**self.scale)
+        # a double against a decimal: engines compare in double, rounding the decimal values
+        return _coerce_on_grid(_number(value, self), 10**self.scale, double_always_fuzzy=True)
 
 
 #: exact decimal arithmetic for up to 76 digits (decimal256), never the default 28

@@ -11,6 +11,7 @@ SQL complement carries a ``negated`` flag, so that pushing ``NOT`` down is a loo
 
 from __future__ import annotations
 
+import abc
 import datetime as _dt
 import decimal as _decimal
 import math
@@ -26,7 +27,7 @@ COMPLEMENT = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-class Expr:
+class Expr(abc.ABC):
     """Base of every node."""
 
     def invert(self) -> "Expr":
@@ -45,8 +46,9 @@ class Expr:
     def __str__(self) -> str:
         return self.sql()
 
-    def sql(self) -> str:  # pragma: no cover - every node overrides
-        raise NotImplementedError
+    @abc.abstractmethod
+    def sql(self) -> str:
+        """The node as SQL text."""
 
 
 def _quote_ident(name: str) -> str:
