@@ -286,6 +286,9 @@ class FloatDomain(Domain):
         if abs(exact) > big:
             return Coerced("fuzzy", big, math.inf) if exact > 0 else Coerced("fuzzy", -math.inf, -big)
         f = self.dtype.type(float(exact))  # a neighbour of the exact value (or the value)
+        if self.dtype == np.float64:
+            # engines cast a decimal or integer literal to the nearest double: exactly f
+            return Coerced("exact", float(f), float(f))
         if Fraction(float(f)) == exact:
             return Coerced("exact", float(f), float(f))
         toward = self.dtype.type(np.inf if Fraction(float(f)) < exact else -np.inf)
