@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import abc
 import datetime as _dt
 import math
 import re
@@ -47,11 +48,12 @@ FLIP = {"=": "=", "!=": "!=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": 
 # --------------------------------------------------------------------------- the tree
 
 
-class Pred:
+class Pred(abc.ABC):
     """A predicate; ``sql(dialect)`` with dialect ``"pe"`` or ``"duck"``."""
 
-    def sql(self, dialect: str = "pe") -> str:  # pragma: no cover - every node overrides
-        raise NotImplementedError
+    @abc.abstractmethod
+    def sql(self, dialect: str = "pe") -> str:
+        """The predicate as SQL text for prune_engine or DuckDB."""
 
     def children(self) -> tuple["Pred", ...]:
         return ()
