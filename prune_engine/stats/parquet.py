@@ -1,22 +1,30 @@
 """Statistics from Parquet footers alone: no data page is read.
 
-Each column chunk's footer statistics are raw *physical* values (``min_raw`` / ``max_raw``);
-their meaning comes from the logical type. This module turns them into true bounds of the
-column's Arrow type (the type ``pyarrow.parquet`` reads the column as):
+The footer is decoded by the numba kernels of :mod:`._thrift` (tens of microseconds per file,
+without the GIL); pyarrow reads only the schema, once per distinct schema. Each column chunk's
+statistics are raw *physical* values; their meaning comes from the logical type. This module
+turns them into true bounds of the column's Arrow type (the type ``pyarrow.parquet`` reads the
+column as):
 
-- ``INT32`` / ``INT64``: signed, or unsigned (``UINT_64`` above 2**63 comes back negative and is
-  reinterpreted), decimals (unscaled), dates, times and timestamps of every unit; the zone is
-  the one of the Arrow schema stored in the file, else ``"UTC"`` when ``isAdjustedToUTC``.
+- Which bounds: ``min_value`` / ``max_value`` when the file has column orders (every writer
+  since parquet-format 2.4), each side on its own (a missing side is unknown on that side);
+  without column orders only the deprecated ``min`` / ``max``, and only for signed-order
+  columns (booleans, signed integers, floats, decimals stored as integers), since they were
+  compared as signed values. A chunk whose physical type is not the schema's is unknown.
+- ``INT32`` / ``INT64``: signed, or unsigned (``UINT_64`` above 2**63 read as unsigned),
+  decimals (unscaled), dates, times and timestamps of every unit; the zone is the one of the
+  Arrow schema stored in the file, else ``"UTC"`` when ``isAdjustedToUTC``.
 - ``BYTE_ARRAY`` / ``FIXED_LEN_BYTE_ARRAY``: strings and binaries as they are (a truncated min
-  and an incremented max, as parquet-java writes, are still bounds), decimals as big-endian
+  and an incremented max, as parquet-java writes, are still bounds; a min cut inside a UTF-8
+  sequence is cut back to whole characters, such a max is unknown), decimals as big-endian
   two's complement of any width.
 - ``FLOAT`` / ``DOUBLE``: a min of ``+0.0`` may hide a ``-0.0``, so it widens to ``-0.0``; a max of
   ``-0.0`` widens to ``+0.0``; a NaN bound is unknown (parquet-java writes a NaN max when
-  the chunk holds NaN; its min is still a bound). ``nan_count`` stays
-  unknown (pyarrow does not expose a footer NaN count).
-- ``INT96``, ``Float16``, chunks without statistics, and bounds pyarrow reports as unreliable
-  (deprecated sort order) are unknown; string bounds from writers with PARQUET-251
-  (parquet-mr before 1.8.0) are dropped.
+  the chunk holds NaN; its min is still a bound). ``nan_count`` stays unknown (the footer
+  has none).
+- ``INT96``, ``Float16`` and chunks without statistics are unknown; string bounds from
+  writers with PARQUET-251 (parquet-mr before 1.8.0) are dropped. Null counts are read for
+  every chunk that has them.
 - A chunk whose null count equals its value count is all-null (its null count is kept).
 - Leaves inside lists and maps become element statistics; a leaf's null count there counts
   every missing element slot (null or empty lists too), an upper bound of the null elements.
@@ -33,7 +41,9 @@ column's Arrow type (the type ``pyarrow.parquet`` reads the column as):
 from __future__ import annotations
 
 import json
+import os
 import re
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -44,6 +54,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from prune_engine.errors import StatsError
+from prune_engine.stats import _thrift
 from prune_engine.stats.from_arrow import (
     LeafStats,
     element_stats,
@@ -67,6 +78,7 @@ class LeafPlan:
     kind: str  # one of BOOL ... UNKNOWN
     target: pa.DataType  # the stats field's type (the column's Arrow value type)
     via: pa.DataType | None  # intermediate Arrow type of the physical value, or None
+    physical: str  # the Parquet physical type ("INT32", "BYTE_ARRAY", ...)
     scale: int = 0  # decimals
 
 
@@ -83,27 +95,44 @@ class Node:
 
 @dataclass
 class FooterPlan:
-    """Per distinct file schema: the stats tree and the selected leaves."""
+    """Per distinct file schema: the stats tree, the selected leaves, and the arrays the
+    footer kernels take (one entry per selected leaf)."""
 
     nodes: list[Node]
     leaves: list[LeafPlan]
     known: list[str]  # every column name a ``columns=`` selection may use, in this file
     schema: pa.Schema  # the file's Arrow schema
+    num_columns: int  # Parquet leaf columns in the file
+    leaf_index: np.ndarray = field(init=False)  # Parquet column index
+    leaf_type: np.ndarray = field(init=False)  # Thrift code of the physical type
+    trust_new: np.ndarray = field(init=False)  # min_value / max_value are bounds
+    trust_old: np.ndarray = field(init=False)  # the deprecated min / max are bounds
+    is_bytes: np.ndarray = field(init=False)  # string / binary bounds (PARQUET-251)
+
+    def __post_init__(self):
+        leaves = self.leaves
+        self.leaf_index = np.array([leaf.index for leaf in leaves], np.int64)
+        self.leaf_type = np.array([PHYSICAL_CODES[leaf.physical] for leaf in leaves], np.int64)
+        self.trust_new = np.array([leaf.kind != UNKNOWN for leaf in leaves], bool)
+        # the deprecated fields were ordered as signed numbers: true bounds only for
+        # signed-order kinds
+        self.trust_old = np.array([leaf.kind in (BOOL, INT, FLOAT, DEC_INT) for leaf in leaves],
+                                  bool)
+        self.is_bytes = np.array([leaf.kind == BYTES for leaf in leaves], bool)
 
 
 @dataclass
 class FileFooter:
-    """The raw statistics of one file, flat and row-group major: entry ``r * L + j`` is leaf
-    ``j`` (of ``L = len(plan.leaves)``) in row group ``r``."""
+    """The raw statistics of one file: ``rows`` has one row per (row group, selected leaf),
+    row-group major (entry ``r * L + j`` is leaf ``j`` of row group ``r``), with the
+    :mod:`._thrift` ``S_*`` slots; bound bytes are in ``data``."""
 
     path: str
     key: tuple
     plan: FooterPlan
-    num_rows: list[int]
-    mins: list
-    maxs: list
-    nulls: list
-    empty: list
+    num_rows: np.ndarray  # per row group
+    data: np.ndarray  # uint8
+    rows: np.ndarray  # int64[R * L, NUM_SELECTED]
 
 
 # ------------------------------------------------------------------------------ plans
@@ -127,12 +156,12 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
     ltype = logical.get("Type")
     converted = column.converted_type
     if pa.types.is_null(target):
-        return LeafPlan(index, name, UNKNOWN, target, None)
+        return LeafPlan(index, name, UNKNOWN, target, None, physical)
     if ltype == "Decimal" or converted == "DECIMAL":
         kind = DEC_INT if physical in ("INT32", "INT64") else DEC_BYTES
-        return LeafPlan(index, name, kind, target, None, scale=column.scale)
+        return LeafPlan(index, name, kind, target, None, physical, scale=column.scale)
     if physical == "BOOLEAN":
-        return LeafPlan(index, name, BOOL, target, pa.bool_())
+        return LeafPlan(index, name, BOOL, target, pa.bool_(), physical)
     if physical in ("INT32", "INT64"):
         unsigned = (ltype == "Int" and not logical.get("isSigned", True)) or (
             converted is not None and str(converted).startswith("UINT"))
@@ -152,12 +181,12 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
         elif pa.types.is_duration(target):
             via = target
         kind = UINT if unsigned else INT
-        return LeafPlan(index, name, kind, target, via)
+        return LeafPlan(index, name, kind, target, via, physical)
     if physical in ("FLOAT", "DOUBLE"):
-        return LeafPlan(index, name, FLOAT, target, pa.float64())
+        return LeafPlan(index, name, FLOAT, target, pa.float64(), physical)
     if physical == "BYTE_ARRAY" or (physical == "FIXED_LEN_BYTE_ARRAY" and ltype != "Float16"):
-        return LeafPlan(index, name, BYTES, target, pa.binary())
-    return LeafPlan(index, name, UNKNOWN, target, None)  # INT96, Float16, ...
+        return LeafPlan(index, name, BYTES, target, pa.binary(), physical)
+    return LeafPlan(index, name, UNKNOWN, target, None, physical)  # INT96, Float16, ...
 
 
 def _schema_nodes(schema: pa.Schema, pq_schema) -> list[Node]:
@@ -230,14 +259,23 @@ def known_columns(nodes: list[Node], prefix: str = "") -> list[str]:
 
 _PLANS: dict[tuple, FooterPlan] = {}
 _PLANS_LOCK = threading.Lock()
+MAGIC = b"PAR1"
+PHYSICAL_CODES = {"BOOLEAN": 0, "INT32": 1, "INT64": 2, "INT96": 3, "FLOAT": 4, "DOUBLE": 5,
+                  "BYTE_ARRAY": 6, "FIXED_LEN_BYTE_ARRAY": 7}
 
 
-def _plan(metadata: pq.FileMetaData, columns: tuple[str, ...] | None) -> tuple[tuple, FooterPlan]:
-    arrow_bytes = (metadata.metadata or {}).get(b"ARROW:schema")
-    # str() starts with the object's address: the schema text is the rest
-    key = (str(metadata.schema).partition("\n")[2], arrow_bytes, columns)
+def _plan(footer: np.ndarray, info: np.ndarray, columns: tuple[str, ...] | None
+          ) -> tuple[tuple, FooterPlan]:
+    """The plan of a footer's schema, made once per distinct schema (by its raw bytes)."""
+    schema_bytes = footer[info[_thrift.F_SCHEMA_START]:info[_thrift.F_SCHEMA_END]].tobytes()
+    arrow_off, arrow_len = info[_thrift.F_ARROW_OFF], info[_thrift.F_ARROW_LEN]
+    arrow_bytes = footer[arrow_off:arrow_off + arrow_len].tobytes() if arrow_off >= 0 else None
+    key = (schema_bytes, arrow_bytes, columns)
     plan = _PLANS.get(key)
     if plan is None:
+        # pyarrow reads the schema (once per schema): the footer framed as a file
+        framed = MAGIC + footer[:-1].tobytes() + struct.pack("<I", footer.size - 1) + MAGIC
+        metadata = pq.read_metadata(pa.BufferReader(framed))
         try:
             schema = metadata.schema.to_arrow_schema()
         except (pa.ArrowException, ValueError) as e:
@@ -245,7 +283,8 @@ def _plan(metadata: pq.FileMetaData, columns: tuple[str, ...] | None) -> tuple[t
                 from None
         every = _schema_nodes(schema, metadata.schema)
         nodes = _select(every, columns)
-        plan = FooterPlan(nodes, _leaves(nodes), known_columns(every), schema)
+        plan = FooterPlan(nodes, _leaves(nodes), known_columns(every), schema,
+                          len(metadata.schema))
         with _PLANS_LOCK:
             if len(_PLANS) > 1000:
                 _PLANS.clear()
@@ -268,43 +307,73 @@ def bad_string_stats(created_by: str | None) -> bool:
     return bool(match) and tuple(int(g) for g in match.groups()) < (1, 8, 0)
 
 
+def _tail(read_at, size: int) -> np.ndarray:
+    """The footer bytes of a file of ``size`` bytes and one zero byte (as
+    :func:`._thrift.decode_footer` takes them); ``read_at(nbytes, offset)`` reads."""
+    if size < 12:
+        raise ValueError(f"a Parquet file has at least 12 bytes; this one has {size}")
+    end = read_at(8, size - 8)
+    if end[4:] != MAGIC:
+        if end[4:] == b"PARE":
+            raise ValueError("the footer is encrypted (PARE); encrypted footers are not "
+                             "supported")
+        raise ValueError("no Parquet magic bytes (PAR1) at the end of the file")
+    length = struct.unpack("<I", end[:4])[0]
+    if length > size - 12:
+        raise ValueError(f"the footer length ({length} bytes) exceeds the file "
+                         f"({size} bytes): a truncated file?")
+    footer = np.zeros(length + 1, np.uint8)
+    footer[:length] = np.frombuffer(read_at(length, size - 8 - length), np.uint8)
+    return footer
+
+
+def _footer_bytes(source, filesystem) -> np.ndarray:
+    if filesystem is None and isinstance(source, (str, os.PathLike)):
+        with open(source, "rb", buffering=0) as f:
+            def read_at(n, offset):
+                f.seek(offset)
+                return f.read(n)
+
+            return _tail(read_at, os.fstat(f.fileno()).st_size)
+    if filesystem is not None:
+        source = filesystem.open_input_file(source)
+    elif not isinstance(source, pa.NativeFile):
+        source = pa.PythonFile(source, mode="r")
+    return _tail(lambda n, offset: source.read_at(n, offset), source.size())
+
+
 def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
                 filesystem=None) -> FileFooter:
-    """Read one file's footer and its raw per-row-group statistics (raises pyarrow/OS errors).
+    """Read one file's footer and its raw per-row-group statistics.
 
-    ``source`` is what ``pyarrow.parquet.read_metadata`` accepts; ``path`` names the file in
-    the result.
+    ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
+    file object; ``path`` names the file in the result. Raises ``OSError`` when the file cannot
+    be read and ``ValueError`` / ``pyarrow.ArrowException`` when it is not valid Parquet.
     """
-    metadata = pq.read_metadata(source, filesystem=filesystem)
-    key, plan = _plan(metadata, columns)
-    leaves = plan.leaves
-    drop_bytes = bad_string_stats(metadata.created_by)
-    columns = [(leaf.index, leaf.kind != UNKNOWN and not (drop_bytes and leaf.kind == BYTES))
-               for leaf in leaves]
-    # flat lists, row-group major: entry r * len(leaves) + j is leaf j of row group r
-    mins: list = []
-    maxs: list = []
-    nulls: list = []
-    empty: list = []
-    add_min, add_max, add_null, add_empty = mins.append, maxs.append, nulls.append, empty.append
-    num_rows = []
-    for r in range(metadata.num_row_groups):
-        group = metadata.row_group(r)
-        num_rows.append(group.num_rows)
-        for index, bounds in columns:
-            chunk = group.column(index)
-            stats = chunk.statistics
-            lo = hi = count = None
-            if stats is not None:
-                if stats.has_null_count:
-                    count = stats.null_count
-                if bounds and stats.has_min_max:
-                    lo, hi = stats.min_raw, stats.max_raw
-            add_min(lo)
-            add_max(hi)
-            add_null(count)
-            add_empty(count is not None and count == chunk.num_values)
-    return FileFooter(path, key, plan, num_rows, mins, maxs, nulls, empty)
+    footer = _footer_bytes(source, filesystem)
+    try:
+        info, chunks, num_rows = _thrift.decode_footer(footer)
+    except ValueError as e:
+        raise ValueError(f"corrupt footer: {e}") from None
+    if (num_rows < 0).any():
+        raise ValueError("corrupt footer: a row group has no row count")
+    key, plan = _plan(footer, info, columns)
+    if info[_thrift.F_COLUMNS] not in (plan.num_columns, 0):
+        raise ValueError(f"corrupt footer: row groups have {info[_thrift.F_COLUMNS]} columns, "
+                         f"the schema {plan.num_columns}")
+    created = info[_thrift.F_CREATED_BY_OFF]
+    created_by = footer[created:created + info[_thrift.F_CREATED_BY_LEN]].tobytes().decode(
+        "utf-8", "replace") if created >= 0 else None
+    trust_new = plan.trust_new & ~plan.is_bytes if bad_string_stats(created_by) \
+        else plan.trust_new
+    trust_old = plan.trust_old
+    orders = info[_thrift.F_COLUMN_ORDERS]
+    # min_value / max_value follow the column orders; without them only the deprecated
+    # min / max exist (sorted as signed values)
+    use_new = orders == plan.num_columns and info[_thrift.F_TYPE_ORDERS] == orders
+    data, rows = _thrift.select_stats(footer, chunks, plan.num_columns, plan.leaf_index,
+                                      plan.leaf_type, trust_new, trust_old, use_new)
+    return FileFooter(path, key, plan, num_rows, data, rows)
 
 
 # ------------------------------------------------------------------------------ conversion
@@ -333,8 +402,7 @@ def _valid_utf8_prefix(raw: bytes) -> bytes:
     return b""
 
 
-def _bytes(values: list, target: pa.DataType, lower: bool) -> pa.Array:
-    binary = pa.array(values, pa.binary())
+def _bytes(binary: pa.Array, target: pa.DataType, lower: bool) -> pa.Array:
     try:
         return binary.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -344,7 +412,7 @@ def _bytes(values: list, target: pa.DataType, lower: bool) -> pa.Array:
     # a bound cut inside a UTF-8 sequence: a prefix of a min is still a lower bound; an
     # invalid max is dropped
     fixed = []
-    for v in values:
+    for v in binary.to_pylist():
         if v is None:
             fixed.append(None)
             continue
@@ -356,39 +424,76 @@ def _bytes(values: list, target: pa.DataType, lower: bool) -> pa.Array:
     return pa.array(fixed, pa.binary()).cast(target)
 
 
-def _bounds(plan: LeafPlan, values: list, lower: bool) -> pa.Array:
-    """One bound per row group, in the leaf's Arrow type; null = unknown."""
-    n = len(values)
+@dataclass
+class Bounds:
+    """One side's bounds of one leaf over containers: byte strings ``data[start:start+length]``
+    (length -1 = unknown)."""
+
+    data: np.ndarray  # uint8
+    start: np.ndarray  # int64
+    length: np.ndarray  # int64
+
+    def fixed(self, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+        """(values, known): each bound read as one little-endian ``dtype`` value; a bound of
+        another width is unknown."""
+        width = np.dtype(dtype).itemsize
+        known = self.length == width
+        values = np.zeros(len(known), dtype)
+        if known.any():
+            at = self.start[known, None] + np.arange(width)
+            values[known] = self.data[at].view(dtype)[:, 0]
+        return values, known
+
+    def binary(self) -> pa.Array:
+        """The bounds as a ``large_binary`` array (null = unknown)."""
+        known = self.length >= 0
+        sizes = np.where(known, self.length, 0)
+        offsets = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        at = np.repeat(self.start - offsets[:-1], sizes) + np.arange(offsets[-1])
+        validity = pa.py_buffer(np.packbits(known, bitorder="little"))
+        return pa.Array.from_buffers(pa.large_binary(), len(sizes), [
+            validity, pa.py_buffer(offsets), pa.py_buffer(self.data[at])])
+
+
+_INT_DTYPES = {("INT32", False): "<i4", ("INT64", False): "<i8", ("INT32", True): "<u4",
+               ("INT64", True): "<u8"}
+
+
+def _bounds(plan: LeafPlan, raw: Bounds, lower: bool) -> pa.Array:
+    """One bound per container, in the leaf's Arrow type; null = unknown."""
+    n = len(raw.length)
     kind, target = plan.kind, plan.target
     try:
         if kind == UNKNOWN:
             return pa.nulls(n, target)
         if kind == BOOL:
-            return pa.array(values, pa.bool_()).cast(target)
+            values, known = raw.fixed("u1")
+            return pa.array(values != 0, pa.bool_(), mask=~known).cast(target)
         if kind in (INT, UINT):
-            ints = pa.array(values, pa.int64())
+            values, known = raw.fixed(_INT_DTYPES[plan.physical, kind == UINT])
             if kind == UINT:
-                mask = ints.is_null()
-                raw = ints.fill_null(0).to_numpy().view(np.uint64)
-                if pa.types.is_integer(target) and target.bit_width <= 32:
-                    raw = raw & np.uint64(0xFFFFFFFF)
-                ints = pa.array(raw, pa.uint64(), mask=mask.to_numpy(zero_copy_only=False))
-                return ints.cast(target)
+                return pa.array(values.astype(np.uint64), mask=~known).cast(target)
+            ints = pa.array(values.astype(np.int64), mask=~known)
             via = plan.via
             if pa.types.is_date32(via) or pa.types.is_time32(via):
                 ints = ints.cast(pa.int32())
             return ints.cast(via).cast(target)
         if kind == DEC_INT:
-            return _decimals(values, plan.scale, target)
+            values, known = raw.fixed(_INT_DTYPES[plan.physical, False])
+            return _decimals([int(v) if ok else None for v, ok in zip(values, known)],
+                             plan.scale, target)
         if kind == DEC_BYTES:
-            ints = [None if v is None else int.from_bytes(v, "big", signed=True) for v in values]
+            ints = [None if v is None else int.from_bytes(v, "big", signed=True)
+                    for v in raw.binary().to_pylist()]
             return _decimals(ints, plan.scale, target)
         if kind == FLOAT:
-            raw = np.array([np.nan if v is None else v for v in values], np.float64)
-            raw = np.where(raw == 0, -0.0 if lower else 0.0, raw)
-            return pa.array(raw, pa.float64(), mask=np.isnan(raw)).cast(target)
+            values, known = raw.fixed("<f4" if plan.physical == "FLOAT" else "<f8")
+            values = np.where(known, values.astype(np.float64), np.nan)
+            values = np.where(values == 0, -0.0 if lower else 0.0, values)
+            return pa.array(values, pa.float64(), mask=np.isnan(values)).cast(target)
         if kind == BYTES:
-            return _bytes(values, target, lower)
+            return _bytes(raw.binary(), target, lower)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
         pass  # a value this type cannot hold exactly: unknown
     return pa.nulls(n, target)
@@ -404,24 +509,31 @@ class RawLeaf:
     empty: np.ndarray  # no non-null value at all (bounds null for that reason)
 
 
-def _raw_leaf(plan: LeafPlan, flat: dict[str, list], j: int, width: int) -> RawLeaf:
-    def gather(attr):
-        return flat[attr][j::width]
-
-    mins, maxs = _bounds(plan, gather("mins"), True), _bounds(plan, gather("maxs"), False)
-    empty = np.array(gather("empty"), dtype=bool)
-    return RawLeaf(mins, maxs, pa.array(gather("nulls"), pa.int64()), empty)
+def _raw_leaf(plan: LeafPlan, data: np.ndarray, rows: np.ndarray) -> RawLeaf:
+    """``rows``: this leaf's :mod:`._thrift` ``S_*`` rows, one per row group."""
+    mins = _bounds(plan, Bounds(data, rows[:, _thrift.S_MIN_START], rows[:, _thrift.S_MIN_LEN]),
+                   True)
+    maxs = _bounds(plan, Bounds(data, rows[:, _thrift.S_MAX_START], rows[:, _thrift.S_MAX_LEN]),
+                   False)
+    nulls = rows[:, _thrift.S_NULLS]
+    known = nulls >= 0
+    empty = known & (nulls == rows[:, _thrift.S_NUM_VALUES])
+    return RawLeaf(mins, maxs, pa.array(nulls, pa.int64(), mask=~known), empty)
 
 
 def _per_file(leaf: RawLeaf, file_ids: np.ndarray, n: int) -> RawLeaf:
-    """File statistics from row-group statistics: min of mins, sum of counts; unknown if any
-    row group that holds values has unknown bounds (or any null count is unknown)."""
-    unknown = ~leaf.empty & np.asarray(leaf.mins.is_null().to_numpy(zero_copy_only=False))
-    unknown |= ~leaf.empty & np.asarray(leaf.maxs.is_null().to_numpy(zero_copy_only=False))
+    """File statistics from row-group statistics: min of mins, sum of counts; a side is unknown
+    if any row group that holds values has it unknown (a null count if any is unknown)."""
     counts = np.bincount(file_ids, minlength=n)
-    any_unknown = np.bincount(file_ids, weights=unknown, minlength=n) > 0
-    null_unknown = np.bincount(file_ids, weights=np.asarray(
-        leaf.nulls.is_null().to_numpy(zero_copy_only=False)), minlength=n) > 0
+
+    def any_per_file(flags: np.ndarray) -> np.ndarray:
+        return np.bincount(file_ids, weights=flags, minlength=n) > 0
+
+    def unknown(bounds: pa.Array) -> pa.Array:
+        return pa.array(any_per_file(~leaf.empty & np.asarray(
+            bounds.is_null().to_numpy(zero_copy_only=False))))
+
+    null_unknown = any_per_file(np.asarray(leaf.nulls.is_null().to_numpy(zero_copy_only=False)))
     all_empty = np.bincount(file_ids, weights=leaf.empty, minlength=n) == counts
     out = group_aggregate({"lo": leaf.mins, "hi": leaf.maxs, "nc": leaf.nulls},
                           [("lo", "min"), ("hi", "max"),
@@ -432,9 +544,8 @@ def _per_file(leaf: RawLeaf, file_ids: np.ndarray, n: int) -> RawLeaf:
         nc = group_aggregate({"nc": leaf.nulls}, [("nc", "sum")], file_ids, n)["nc_sum"]
     else:
         mins, maxs, nc = out["lo_min"], out["hi_max"], out["nc_sum"]
-    drop = pa.array(any_unknown)
-    mins = pc.if_else(drop, pa.scalar(None, mins.type), mins)
-    maxs = pc.if_else(drop, pa.scalar(None, maxs.type), maxs)
+    mins = pc.if_else(unknown(leaf.mins), pa.scalar(None, mins.type), mins)
+    maxs = pc.if_else(unknown(leaf.maxs), pa.scalar(None, maxs.type), maxs)
     nc = pc.if_else(pa.array(null_unknown), pa.scalar(None, pa.int64()), pc.fill_null(nc, 0))
     return RawLeaf(mins, maxs, nc, all_empty)
 
@@ -462,19 +573,19 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
     plan = footers[0].plan
     per_file = np.array([len(f.num_rows) for f in footers], np.int64)
     file_ids = np.repeat(np.arange(len(footers), dtype=np.int64), per_file)
-    num_rows = np.array([r for f in footers for r in f.num_rows], np.int64)
+    num_rows = np.concatenate([f.num_rows for f in footers]).astype(np.int64)
     by_file = granularity == "file"
     n = len(footers) if by_file else len(num_rows)
-    flat: dict[str, list] = {"mins": [], "maxs": [], "nulls": [], "empty": []}
-    for f in footers:
-        flat["mins"] += f.mins
-        flat["maxs"] += f.maxs
-        flat["nulls"] += f.nulls
-        flat["empty"] += f.empty
-    leaf_stats = {}
+    bases = np.cumsum([0] + [f.data.size for f in footers[:-1]])
+    data = np.concatenate([f.data for f in footers])
+    rows = np.concatenate([f.rows for f in footers])
     width = len(plan.leaves)
+    shift = np.repeat(bases, [len(f.rows) for f in footers])
+    rows[:, _thrift.S_MIN_START] += shift
+    rows[:, _thrift.S_MAX_START] += shift
+    leaf_stats = {}
     for j, leaf in enumerate(plan.leaves):
-        raw = _raw_leaf(leaf, flat, j, width)
+        raw = _raw_leaf(leaf, data, rows[j::width])
         if by_file:
             raw = _per_file(raw, file_ids, n)
         field = pa.field(leaf.name, leaf.target)

@@ -73,11 +73,18 @@ def test_file_granularity_unknown_if_any_row_group_unknown(tmp_path):
     path = write(str(tmp_path / "f.parquet"), pa.table({"s": ["a", "x" * 5000, None, None]}),
                  row_group_size=2)
     rg = pe.collect_stats(path, progress=False)
-    assert rows(rg, "min_values") == [{"s": None}, {"s": None}]
+    assert rows(rg, "min_values") == [{"s": "a"}, {"s": None}], "pyarrow keeps the short min"
+    assert rows(rg, "max_values") == [{"s": None}, {"s": None}], "and drops the > 4 KiB max"
     assert rows(rg, "null_count") == [{"s": 0}, {"s": 2}], "second row group is all-null"
     f = pe.collect_stats(path, granularity="file", progress=False)
-    assert rows(f, "min_values") == [{"s": None}], "first row group's bounds are unknown"
+    assert rows(f, "min_values") == [{"s": "a"}], "the all-null row group has no min to miss"
+    assert rows(f, "max_values") == [{"s": None}], "first row group's max is unknown"
     assert rows(f, "null_count") == [{"s": 2}]
+    path3 = write(str(tmp_path / "h.parquet"), pa.table({"s": ["b", "x" * 5000, "a", "c"]}),
+                  row_group_size=2)
+    h = pe.collect_stats(path3, granularity="file", progress=False)
+    assert rows(h, "min_values") == [{"s": "a"}] and rows(h, "max_values") == [{"s": None}], \
+        "each side is unknown only if a row group with values has it unknown"
     path2 = write(str(tmp_path / "g.parquet"), pa.table({"s": ["b", "a", None, None]}),
                   row_group_size=2)
     g = pe.collect_stats(path2, granularity="file", progress=False)
