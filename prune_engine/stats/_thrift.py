@@ -354,33 +354,33 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     groups = chunks.shape[0] // columns if columns > 0 else 0
     leaves = leaf_index.size
     out = np.full((groups * leaves, NUM_SELECTED), -1, np.int64)
+    source = np.full(groups * leaves, -1, np.int64)  # the chunk row's first bound slot
     total = 0
-    for r in range(groups):
-        for j in range(leaves):
-            chunk = chunks[r * columns + leaf_index[j]]
-            if chunk[C_TYPE] != leaf_type[j]:
-                continue
-            row = out[r * leaves + j]
-            row[S_NULLS] = chunk[C_NULLS]
-            row[S_NUM_VALUES] = chunk[C_NUM_VALUES]
-            base = C_MIN_OFF if use_new and trust_new[j] else C_OLD_MIN_OFF if trust_old[j] \
-                else -1
-            if base >= 0:
-                for side in range(2):  # min, then max
-                    size = chunk[base + 1 + 2 * side]
-                    if size >= 0:
-                        row[S_MIN_START + 2 * side] = total
-                        row[S_MIN_LEN + 2 * side] = size
-                        total += size
+    for k in range(groups * leaves):  # (2-D indexing only: a row view costs atomic counts)
+        c = (k // leaves) * columns + leaf_index[k % leaves]
+        j = k % leaves
+        if chunks[c, C_TYPE] != leaf_type[j]:
+            continue
+        out[k, S_NULLS] = chunks[c, C_NULLS]
+        out[k, S_NUM_VALUES] = chunks[c, C_NUM_VALUES]
+        if use_new:
+            source[k] = C_MIN_OFF if trust_new[j] else -1
+        else:
+            source[k] = C_OLD_MIN_OFF if trust_old[j] else -1
+        if source[k] >= 0:
+            for side in range(2):  # min, then max
+                size = chunks[c, source[k] + 1 + 2 * side]
+                if size >= 0:
+                    out[k, S_MIN_START + 2 * side] = total
+                    out[k, S_MIN_LEN + 2 * side] = size
+                    total += size
     data = np.empty(total, np.uint8)
     for k in range(groups * leaves):
-        r, j = k // leaves, k % leaves
-        chunk = chunks[r * columns + leaf_index[j]]
-        base = C_MIN_OFF if use_new and trust_new[j] else C_OLD_MIN_OFF
+        c = (k // leaves) * columns + leaf_index[k % leaves]
         for side in range(2):
             size = out[k, S_MIN_LEN + 2 * side]
-            if size > 0:
-                start = out[k, S_MIN_START + 2 * side]
-                src = chunk[base + 2 * side]
-                data[start:start + size] = buf[src:src + size]
+            start = out[k, S_MIN_START + 2 * side]
+            src = chunks[c, source[k] + 2 * side] if size > 0 else 0
+            for i in range(max(size, 0)):
+                data[start + i] = buf[src + i]
     return data, out

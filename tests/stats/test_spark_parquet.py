@@ -13,6 +13,7 @@ import pytest
 
 import prune_engine as pe
 from tests.stats.stats_oracle import check_against_duckdb, check_against_rows, rows
+from tests.stats.thrift_codec import assert_kernel_matches, footer_of
 
 pytestmark = pytest.mark.spark
 
@@ -72,6 +73,8 @@ def test_truncated_string_statistics_stay_true_bounds(spark, tmp_path):
         mine = pe.collect_stats(path, progress=False)
         check_against_rows(path, mine)
         check_against_duckdb(path, mine, exact=True)
+        with open(path, "rb") as f:
+            assert_kernel_matches(footer_of(f.read()))
         for lo, hi in zip(rows(mine, "min_values"), rows(mine, "max_values")):
             if hi["s"] is not None:
                 truncated += len(hi["s"].encode()) <= 8
@@ -95,3 +98,5 @@ def test_int96_timestamps_are_unknown(spark, tmp_path):
         assert all(r["i"] is not None for r in rows(stats, "min_values"))
         check_against_rows(path, stats)
         check_against_duckdb(path, stats, exact=False)
+        with open(path, "rb") as f:
+            assert_kernel_matches(footer_of(f.read()))
