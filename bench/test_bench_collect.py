@@ -7,10 +7,12 @@ One group, ``collect 2000 files``, over one lake of 2,000 files x 4 row groups x
                     statistics typed and assembled into the stats table
     collect_file    the same at file granularity (row groups aggregated)
     read_metadata   a plain Python loop of pyarrow.parquet.read_metadata (footers parsed, no
-                    statistic touched): the floor of any pyarrow-based reader
+                    statistic touched): the floor of any reader built on pyarrow's metadata
     duckdb          DuckDB's parquet_metadata() over the same glob, fetched as Arrow
 
-``extra_info["files_per_s"]`` is the throughput. Run::
+``extra_info["files_per_s"]`` is the throughput. A second group, ``collect first call``, times
+a fresh process's first ``collect_stats`` on one file with numba's cache cold (the footer
+kernels compile) and warm. Run::
 
     python -m pytest bench/test_bench_collect.py --benchmark-json=collect.json -q
 """
@@ -26,6 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
+from first_call import measure
 
 NUM_FILES = 2_000
 ROW_GROUPS = 4
@@ -89,3 +92,22 @@ def test_duckdb_parquet_metadata(benchmark, lake):
     table = _run(benchmark, lambda: con.sql(
         f"SELECT * FROM parquet_metadata('{glob}')").to_arrow_table(), "duckdb")
     assert table.num_rows == NUM_FILES * ROW_GROUPS * COLUMNS
+
+
+FIRST_CALL = """
+import io, time, pyarrow as pa, pyarrow.parquet as pq
+buf = io.BytesIO()
+pq.write_table(pa.table({"x": [1, 2]}), buf)
+path = __import__("tempfile").mktemp(suffix=".parquet")
+open(path, "wb").write(buf.getvalue())
+t = time.perf_counter()
+import prune_engine as pe
+pe.collect_stats(path, progress=False)
+print(time.perf_counter() - t)
+"""
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_first_call(benchmark, cache):
+    benchmark.group = "collect first call"
+    measure(benchmark, FIRST_CALL, cache)

@@ -1,0 +1,29 @@
+"""The first call of a numba-backed function in a fresh process, with numba's cache cold or warm.
+
+A user pays this once per process (warm cache) or once per install (cold cache: the kernels
+compile and are written to the cache).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def first_call_seconds(code: str, cache_dir: str) -> float:
+    """Run ``code`` (it prints its own elapsed seconds) in a fresh interpreter."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def measure(benchmark, code: str, cache: str) -> None:
+    """Benchmark one first call (``cache`` is "cold" or "warm") into ``benchmark``."""
+    with tempfile.TemporaryDirectory() as d:
+        if cache == "warm":
+            first_call_seconds(code, d)
+        seconds = benchmark.pedantic(first_call_seconds, (code, d), rounds=1, iterations=1)
+    benchmark.extra_info["seconds_in_process"] = seconds
