@@ -6,6 +6,7 @@ One group, ``collect 2000 files``, over one lake of 2,000 files x 4 row groups x
     collect_stats   pe.collect_stats(root, granularity="row_group"): footers read in threads,
                     statistics typed and assembled into the stats table
     collect_file    the same at file granularity (row groups aggregated)
+    collect_1thread collect_stats with threads=1 (a like-for-like peer of the loop below)
     read_metadata   a plain Python loop of pyarrow.parquet.read_metadata (footers parsed, no
                     statistic touched): the floor of any reader built on pyarrow's metadata
     duckdb          DuckDB's parquet_metadata() over the same glob, fetched as Arrow
@@ -78,6 +79,12 @@ def test_collect_stats_file_granularity(benchmark, lake):
     stats = _run(benchmark, lambda: pe.collect_stats(lake, granularity="file", progress=False),
                  "collect_file")
     assert stats.num_rows == NUM_FILES
+
+
+def test_collect_stats_one_thread(benchmark, lake):
+    stats = _run(benchmark, lambda: pe.collect_stats(lake, progress=False, threads=1),
+                 "collect_1thread")
+    assert stats.num_rows == NUM_FILES * ROW_GROUPS
 
 
 def test_read_metadata_loop(benchmark, lake):

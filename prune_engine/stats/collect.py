@@ -333,14 +333,34 @@ def _progress(total: int, progress: bool | None):
 
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,
                  progress: bool | None) -> list:
-    """Each file's :class:`FileFooter`, or the error text for a file that failed."""
-    workers = threads or min(8, (os.cpu_count() or 2) * 2)
-    results: list = [None] * len(files)
-    with _progress(len(files), progress) as bar, ThreadPoolExecutor(workers) as pool:
-        futures = {pool.submit(_read_one, f, columns, filesystem): i for i, f in enumerate(files)}
-        for future in futures:
-            results[futures[future]] = future.result()
-            bar.update(1)
+    """Each file's :class:`FileFooter`, or the error text for a file that failed.
+
+    Files go to the threads in batches (a task per file costs more than decoding its footer);
+    with ``threads=1`` they are read in this thread. The default is one thread per core: local
+    footers are decoded faster than they are read; more threads only help a filesystem with
+    latency (pass ``threads=``).
+    """
+    workers = threads or min(8, os.cpu_count() or 2)
+    size = max(1, min(64, len(files) // (4 * workers)))
+    batches = [files[i:i + size] for i in range(0, len(files), size)]
+
+    def read(batch: list[SourceFile]) -> list:
+        return [_read_one(f, columns, filesystem) for f in batch]
+
+    results: list = []
+    with _progress(len(files), progress) as bar:
+        if workers == 1:
+            done = map(read, batches)
+        else:
+            pool = ThreadPoolExecutor(workers)
+            done = pool.map(read, batches)
+        try:
+            for out in done:
+                results.extend(out)
+                bar.update(len(out))
+        finally:
+            if workers != 1:
+                pool.shutdown(cancel_futures=True)
     return results
 
 
@@ -539,6 +559,7 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     string columns to index (this reads those columns' data). ``on_error="skip"`` lists
     unreadable files in ``metadata["skipped_files"]`` and gives them a row with unknown
     statistics (always kept). ``progress``: a bar on stderr (default: only on a terminal).
+    ``threads``: footer-reading threads (default: one per core; more for remote storage).
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")

@@ -310,3 +310,17 @@ def test_every_file_skipped_still_has_the_layout(bad_files):
     assert stats.column("path").to_pylist() == [bad_files["csv"]]
     for name in ("min_values", "max_values", "null_count"):
         assert stats.column(name).null_count == 1, f"{name}: unknown"
+
+
+def test_thread_counts_give_the_same_table(tmp_path):
+    """Files read inline, by two threads, or one batch per thread: one result, in order."""
+    paths = []
+    for k in range(37):
+        paths.append(write(str(tmp_path / f"f{k:02d}.parquet"),
+                           pa.table({"x": [k, k + 100], "s": [f"v{k}", None]})))
+    paths.insert(5, str(tmp_path / "missing.parquet"))
+    tables = [pe.collect_stats(paths, granularity="file", on_error="skip", progress=False,
+                               threads=n) for n in (1, 2, 16)]
+    assert tables[0].table.equals(tables[1].table) and tables[0].table.equals(tables[2].table)
+    assert rows(tables[0], "min_values")[6] == {"x": 5, "s": "v5"}, "listing order kept"
+    assert [s["path"] for s in tables[2].metadata["skipped_files"]] == [paths[5]]
