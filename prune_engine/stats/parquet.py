@@ -336,8 +336,9 @@ def _footer_bytes(source, filesystem) -> np.ndarray:
 
             return _tail(read_at, os.fstat(f.fileno()).st_size)
     if filesystem is not None:
-        source = filesystem.open_input_file(source)
-    elif not isinstance(source, pa.NativeFile):
+        with filesystem.open_input_file(source) as f:
+            return _tail(lambda n, offset: f.read_at(n, offset), f.size())
+    if not isinstance(source, pa.NativeFile):  # a Python binary file: the caller closes it
         source = pa.PythonFile(source, mode="r")
     return _tail(lambda n, offset: source.read_at(n, offset), source.size())
 
