@@ -28,6 +28,16 @@ MODES = [("exact", 0.01, 3), ("bloom", 0.01, 3), ("bloom", 0.3, 3), ("exact", 0.
          ("auto", 0.01, 4)]
 
 
+def _ends_with_escape(pattern: str, escape: str | None) -> bool:
+    """Does the pattern end with an escape that escapes nothing? We reject such a pattern up
+    front (as SQL does); DuckDB raises only when a row's match gets that far, so on some data
+    it returns no rows instead."""
+    if not escape:
+        return False
+    trailing = len(pattern) - len(pattern.rstrip(escape))
+    return trailing % 2 == 1
+
+
 def _check_case(rng, mode, fpp, n) -> tuple[int, int]:
     """One random case: (containers pruned, containers checked); asserts soundness."""
     containers = random_containers(rng)
@@ -47,7 +57,8 @@ def _check_case(rng, mode, fpp, n) -> tuple[int, int]:
             try:
                 mask = like_may_match(index, pattern, escape, kind == "ilike")
             except (NgramError, PatternError):
-                assert DUCK.matching(containers, kind, pattern, escape) is None, (
+                assert _ends_with_escape(pattern, escape) or DUCK.matching(
+                    containers, kind, pattern, escape) is None, (
                     f"rejected {pattern!r} ESCAPE {escape!r} that DuckDB accepts")
                 continue
         truth = DUCK.matching(containers, kind, pattern, escape)
