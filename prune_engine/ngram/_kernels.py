@@ -1,10 +1,47 @@
-"""numba kernels of the n-gram index: xxHash64, gram collection, SBBF, entry encoding, probing.
+"""numba kernels of the n-gram index: gram collection, entry encoding, entry directory, probing.
 
-Private: the public wrappers in :mod:`.build` and :mod:`.probe` validate input and call these.
-Every kernel is ``@njit(cache=True)`` with an explicit signature (compiled on first import of
-this module, then loaded from numba's cache); array inputs are read-only C-contiguous arrays
-(use :func:`ro`). Each kernel has a plain-Python twin in :mod:`.reference` that tests compare
-against. The byte layout is :mod:`.format`'s.
+Private: :mod:`.build` and :mod:`.probe` validate input and call the three kernels of this
+module, :func:`build_entries`, :func:`read_directory` and :func:`probe_entries`. Only those
+have explicit signatures and ``cache=True``: they compile when this module is first imported
+with a cold numba cache and load from the cache afterwards. The helpers (``_`` names) are plain
+``@njit`` functions, compiled into the kernels that call them and never on their own. Array
+inputs are read-only C-contiguous arrays (use :func:`ro`). Tests compare each kernel with its
+plain-Python twin (:mod:`.reference`, :mod:`.format`); the byte layout is :mod:`.format`'s.
+
+Rules that keep the first compile short and the loops fast
+----------------------------------------------------------
+* Helpers get no signature and no ``inline="always"`` (which re-types a helper at every call
+  site): each compiles once per argument types.
+* Constants passed to helpers are typed (``np.int64(0)``, ``np.uint64(27)``): a literal
+  argument makes numba compile one more copy of the helper per value.
+* A per-element loop never calls a helper that takes an array and branches: numba keeps two
+  reference-count calls around each such call (~20 ns). Those loops sit in one helper called
+  once per container or per gram (:func:`_ascii_pass`, :func:`_keep_having`); only the
+  branch-free byte readers (:func:`_rd32`, :func:`_rd64`) are called per element.
+* numba's ``np.sort`` costs a second of compile: :func:`_sort_unique` is a short radix sort.
+
+Finding the distinct grams of a container without hashing every gram
+--------------------------------------------------------------------
+A container of 10,000 strings has ~500,000 grams but a few thousand distinct ones; only the
+distinct ones need their xxHash64. Most values are all ASCII, and a gram of at most 3 code
+points that are ASCII or markers ("small") is its own hashed bytes, which fit in 24 bits
+(little-endian: the oldest byte lowest). :func:`_ascii_pass` slides that key over the bytes of
+every all-ASCII value and dedupes it in a 2^24-bit bitmap (2 MiB, allocated once per build):
+one load and, the first time, one store and an append to the list of new keys, whose bits are
+cleared after the container. Grams that share their two newest bytes share a cache line.
+
+A value with a non-ASCII byte (and every value when ``n > 3``) goes to :func:`_other_grams`,
+which decodes code points and lists every gram occurrence: its code points packed 21 bits
+each (``n <= 3``) or its hash (``n > 3``); the list is deduplicated by sorting. The hashes of
+both lists are merged and deduplicated again, so the stored set does not depend on the path.
+
+How a probe stays cheap when the index does not fit in cache
+------------------------------------------------------------
+Headers are decoded once per index into a directory (:func:`read_directory`, cached by
+:mod:`.probe`), so a probe reads only the filter blocks it tests. A conjunction of grams (every
+LIKE) is tested gram by gram over the list of containers still possible, the gram that a
+sample of containers lacks most often first (:func:`_gram_order`): a container leaves the list
+at its first absent gram, and the independent loads of one pass overlap their cache misses.
 """
 
 from __future__ import annotations
@@ -12,7 +49,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import boolean, float64, int8, int64, njit, types, uint8, uint32, uint64
+from numba import boolean, float64, int8, int64, njit, types, uint8
 
 from prune_engine.ngram.format import (
     BLOCK_BYTES, END_BYTE, END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF,
@@ -21,17 +58,15 @@ from prune_engine.ngram.format import (
 
 _RO = dict(readonly=True)
 U8 = types.Array(uint8, 1, "C", **_RO)
-I64 = types.Array(int64, 1, "C", **_RO)
+I8 = types.Array(int8, 1, "C", **_RO)
 I32 = types.Array(types.int32, 1, "C", **_RO)
-U64 = types.Array(uint64, 1, "C", **_RO)
+I64 = types.Array(int64, 1, "C", **_RO)
 B1 = types.Array(boolean, 1, "C", **_RO)
-U8W = types.Array(uint8, 1, "C")
 
-#: per-container status codes of :func:`probe_entries` / :func:`verify_entries`
+#: per-entry status codes of :func:`read_directory`
 OK = 0
 CORRUPT = 1
 BAD_VERSION = 2
-OTHER_GRAM_SIZE = 3
 #: build modes
 MODE_AUTO = 0
 MODE_EXACT = 1
@@ -40,14 +75,17 @@ MODE_SBBF = 2
 OP_AND = -1
 OP_OR = -2
 OP_TRUE = -3
+#: grams of at most this many code points can be small (24-bit keys, see the module doc)
+SMALL_GRAM_MAX = 3
+#: containers sampled to order the grams of a conjunction (:func:`_gram_order`)
+ORDER_SAMPLE = 32
 
 _P1 = np.uint64(0x9E3779B185EBCA87)
 _P2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _P3 = np.uint64(0x165667B19E3779F9)
 _P4 = np.uint64(0x85EBCA77C2B2AE63)
 _P5 = np.uint64(0x27D4EB2F165667C5)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_SALTS = np.array(SALTS, dtype=np.uint32)
+_SALTS = tuple(np.uint64(s) for s in SALTS)
 _M32 = np.uint64(0xFFFFFFFF)
 
 
@@ -60,40 +98,63 @@ def ro(a: np.ndarray, dtype) -> np.ndarray:
     return a
 
 
-@njit(uint64(uint64, int64), cache=True, inline="always")
-def _rotl(x, r):
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+# ----------------------------------------------------------------- bytes and xxHash64 -------
 
-
-@njit([uint64(U8, int64), uint64(U8W, int64)], cache=True, inline="always")
-def _rd64(b, p):
-    v = np.uint64(0)
-    for i in range(8):
-        v |= np.uint64(b[p + i]) << np.uint64(8 * i)
-    return v
-
-
-@njit([uint32(U8, int64), uint32(U8W, int64)], cache=True, inline="always")
+@njit
 def _rd32(b, p):
-    return (np.uint32(b[p]) | (np.uint32(b[p + 1]) << np.uint32(8))
-            | (np.uint32(b[p + 2]) << np.uint32(16)) | (np.uint32(b[p + 3]) << np.uint32(24)))
+    """Little-endian u32 at ``b[p]``, as uint64. (An unsigned index spares numba's negative
+    index check, so LLVM fuses the byte loads into one load.)"""
+    i = np.uint64(p)
+    return (np.uint64(b[i]) | np.uint64(b[i + np.uint64(1)]) << np.uint64(8)
+            | np.uint64(b[i + np.uint64(2)]) << np.uint64(16)
+            | np.uint64(b[i + np.uint64(3)]) << np.uint64(24))
 
 
-@njit(types.void(U8W, int64, uint64, int64), cache=True, inline="always")
+@njit
+def _rd64(b, p):
+    """Little-endian u64 at ``b[p]``."""
+    return _rd32(b, p) | _rd32(b, p + 4) << np.uint64(32)
+
+
+@njit
 def _wr(b, p, v, nbytes):
+    """Write the ``nbytes`` low bytes of ``v`` at ``b[p]``, little-endian."""
     for i in range(nbytes):
-        b[p + i] = np.uint8((v >> np.uint64(8 * i)) & np.uint64(0xFF))
+        b[p + i] = np.uint8((np.uint64(v) >> np.uint64(8 * i)) & np.uint64(0xFF))
 
 
-@njit(uint64(uint64, uint64), cache=True, inline="always")
+@njit
+def _rotl(x, r):
+    return (x << r) | (x >> (np.uint64(64) - r))
+
+
+@njit
 def _round(acc, lane):
-    acc = acc + lane * _P2
-    acc = _rotl(acc, 31)
-    return acc * _P1
+    return _rotl(acc + lane * _P2, np.uint64(31)) * _P1
 
 
-@njit([uint64(U8, int64, int64), uint64(U8W, int64, int64)], cache=True)
-def xxh64(buf, start, length):
+@njit
+def _xxh64_tail(h, word, length):
+    """Finish an xxHash64 state ``h`` with the last ``length < 8`` bytes, given as the
+    little-endian ``word``, and avalanche it."""
+    p = 0
+    if length >= 4:
+        h ^= (word & _M32) * _P1
+        h = _rotl(h, np.uint64(23)) * _P2 + _P3
+        p = 4
+    while p < length:
+        h ^= ((word >> np.uint64(8 * p)) & np.uint64(0xFF)) * _P5
+        h = _rotl(h, np.uint64(11)) * _P1
+        p += 1
+    h ^= h >> np.uint64(33)
+    h *= _P2
+    h ^= h >> np.uint64(29)
+    h *= _P3
+    return h ^ (h >> np.uint64(32))
+
+
+@njit
+def _xxh64(buf, start, length):
     """xxHash64 with seed 0 of ``buf[start:start + length]``."""
     p = start
     end = start + length
@@ -102,14 +163,14 @@ def xxh64(buf, start, length):
         v2 = _P2
         v3 = np.uint64(0)
         v4 = np.uint64(0) - _P1
-        limit = end - 32
-        while p <= limit:
+        while p + 32 <= end:
             v1 = _round(v1, _rd64(buf, p))
             v2 = _round(v2, _rd64(buf, p + 8))
             v3 = _round(v3, _rd64(buf, p + 16))
             v4 = _round(v4, _rd64(buf, p + 24))
             p += 32
-        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = (_rotl(v1, np.uint64(1)) + _rotl(v2, np.uint64(7)) + _rotl(v3, np.uint64(12))
+             + _rotl(v4, np.uint64(18)))
         for v in (v1, v2, v3, v4):
             h = (h ^ _round(np.uint64(0), v)) * _P1 + _P4
     else:
@@ -117,34 +178,23 @@ def xxh64(buf, start, length):
     h += np.uint64(length)
     while p + 8 <= end:
         h ^= _round(np.uint64(0), _rd64(buf, p))
-        h = _rotl(h, 27) * _P1 + _P4
+        h = _rotl(h, np.uint64(27)) * _P1 + _P4
         p += 8
-    if p + 4 <= end:
-        h ^= np.uint64(_rd32(buf, p)) * _P1
-        h = _rotl(h, 23) * _P2 + _P3
-        p += 4
-    while p < end:
-        h ^= np.uint64(buf[p]) * _P5
-        h = _rotl(h, 11) * _P1
-        p += 1
-    h ^= h >> np.uint64(33)
-    h *= _P2
-    h ^= h >> np.uint64(29)
-    h *= _P3
-    h ^= h >> np.uint64(32)
-    return h
+    word = np.uint64(0)
+    for i in range(end - p):
+        word |= np.uint64(buf[p + i]) << np.uint64(8 * i)
+    return _xxh64_tail(h, word, end - p)
 
 
-@njit(types.Array(uint64, 1, "C")(U8, I64), cache=True)
-def hash_slices(data, offsets):
-    """xxHash64 of each ``data[offsets[i]:offsets[i + 1]]`` (the query's gram hashes)."""
-    out = np.empty(offsets.size - 1, np.uint64)
-    for i in range(out.size):
-        out[i] = xxh64(data, offsets[i], offsets[i + 1] - offsets[i])
-    return out
+@njit
+def _small_hash(key, n):
+    """xxHash64 of the ``n <= 3`` bytes of small gram ``key`` (see the module doc)."""
+    return _xxh64_tail(_P5 + np.uint64(n), key, n)
 
 
-@njit(int64(U8W, int64, int64), cache=True, inline="always")
+# ----------------------------------------------------------------- gram collection ----------
+
+@njit
 def _put_utf8(buf, p, cp):
     """Write code point (or marker) ``cp`` at ``buf[p]``; return the new position."""
     if cp == START_MARK:
@@ -172,36 +222,63 @@ def _put_utf8(buf, p, cp):
     return p + 4
 
 
-@njit(types.Tuple((types.Array(uint64, 1, "C"), types.Array(uint64, 1, "C"),
-                   types.Array(int64, 1, "C"), int64))(
-    I64, U8, B1, int64, int64, int64, I32, boolean,
-    types.Array(uint64, 1, "C"), types.Array(int64, 1, "C"), int64), cache=True)
-def collect_grams(offsets, data, valid, lo, hi, n, fold, use_fold, keys, stamp, gen):
-    """Distinct gram hashes of rows ``lo..hi`` (one container), unsorted.
+@njit
+def _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow):
+    """Mark the small grams of the all-ASCII values of rows ``lo..hi`` in the bitmap ``bits``.
 
-    ``keys``/``stamp``/``gen`` are a reusable open-addressing table (a slot is used iff
-    ``stamp[slot] == gen``, so nothing is cleared between containers); it grows and is returned.
-    For ``n <= 3`` a gram is first deduplicated as its packed code points (21 bits each) and
-    only distinct grams are hashed; for longer grams every occurrence is hashed.
+    A new key is appended to ``small``. ``amap[b]`` is byte ``b`` as indexed (folded or not),
+    -1 for a non-ASCII byte; a value holding one, or any value when ``n > 3``, is appended to
+    ``slow`` instead (grams marked before its first non-ASCII byte stay marked: they are grams
+    of the value). Returns (keys in ``small``, rows in ``slow``).
     """
-    packed = n <= 3
-    kmask = (np.uint64(1) << np.uint64(21 * n)) - np.uint64(1) if packed else np.uint64(0)
-    cap = keys.size
-    shift = np.uint64(64 - int(math.log2(cap)))
-    found = np.empty(64, np.uint64)
-    cnt = 0
-    ring = np.zeros(MAX_GRAM_SIZE, np.int64)
-    gbuf = np.empty(4 * MAX_GRAM_SIZE, np.uint8)
-    ftop = fold.size
+    top = np.uint64(8 * (n - 1))
+    cnt = np.int64(0)
+    nslow = np.int64(0)
     for r in range(lo, hi):
         if not valid[r]:
             continue
         p = offsets[r]
         end = offsets[r + 1]
         key = np.uint64(0)
+        ascii = n <= SMALL_GRAM_MAX
+        i = p - 1  # START, the bytes, END; unsigned indices spare numba's negative-index checks
+        while ascii and i <= end:
+            if i < p:
+                b = np.int64(START_BYTE)
+            elif i < end:
+                b = amap[data[np.uint64(i)]]
+                ascii = b >= 0
+            else:
+                b = np.int64(END_BYTE)
+            key = (key >> np.uint64(8)) | (np.uint64(b) << top)
+            if ascii and i - p + 2 >= n:
+                word = key >> np.uint64(6)
+                bit = np.uint64(1) << (key & np.uint64(63))
+                if bits[word] & bit == 0:
+                    bits[word] |= bit
+                    small[cnt] = key
+                    cnt += 1
+            i += 1
+        if not ascii:
+            slow[nslow] = r
+            nslow += 1
+    return cnt, nslow
+
+
+@njit
+def _other_grams(offsets, data, rows, nrows, n, fold, use_fold, out):
+    """Every gram occurrence of the values ``rows[:nrows]``, decoded to code points (folded
+    with ``fold`` when ``use_fold``), appended to ``out`` (room for bytes + 2 per value): its
+    code points packed 21 bits each when ``n <= 3``, else its hash. Returns how many."""
+    cnt = np.int64(0)
+    ring = np.zeros(MAX_GRAM_SIZE, np.int64)
+    gbuf = np.zeros(4 * MAX_GRAM_SIZE, np.uint8)
+    for i in range(nrows):
+        p = offsets[rows[i]]
+        end = offsets[rows[i] + 1]
         filled = 0
         stage = 0
-        while True:
+        while stage < 2:
             if stage == 0:
                 cp = START_MARK
                 stage = 1
@@ -216,109 +293,115 @@ def collect_grams(offsets, data, valid, lo, hi, n, fold, use_fold, keys, stamp, 
                     for j in range(1, width):
                         cp = (cp << 6) | (np.int64(data[p + j]) & 0x3F)
                     p += width
-                if use_fold and cp < ftop:
+                if use_fold and cp < fold.size:
                     cp = np.int64(fold[cp])
-            elif stage == 1:
+            else:
                 cp = END_MARK
                 stage = 2
-            else:
-                break
             filled += 1
-            if packed:
-                key = ((key << np.uint64(21)) | np.uint64(cp)) & kmask
-                if filled < n:
-                    continue
-            else:
-                ring[filled % n] = cp
-                if filled < n:
-                    continue
-                q = 0
-                for j in range(filled + 1, filled + 1 + n):
+            ring[filled % n] = cp
+            if filled < n:
+                continue
+            key = np.uint64(0)
+            q = np.int64(0)
+            for j in range(filled + 1, filled + 1 + n):  # oldest code point first
+                if n <= SMALL_GRAM_MAX:
+                    key = (key << np.uint64(21)) | np.uint64(ring[j % n])
+                else:
                     q = _put_utf8(gbuf, q, ring[j % n])
-                key = xxh64(gbuf, 0, q)
-            # insert key into the table
-            slot = (key * _GOLDEN) >> shift
-            while True:
-                if stamp[slot] != gen:
-                    stamp[slot] = gen
-                    keys[slot] = key
-                    if cnt == found.size:
-                        grown = np.empty(2 * found.size, np.uint64)
-                        grown[:cnt] = found[:cnt]
-                        found = grown
-                    found[cnt] = key
-                    cnt += 1
-                    break
-                if keys[slot] == key:
-                    break
-                slot = (slot + np.uint64(1)) & np.uint64(cap - 1)
-            if 2 * cnt > cap:
-                cap *= 2
-                shift -= np.uint64(1)
-                keys = np.empty(cap, np.uint64)
-                stamp = np.zeros(cap, np.int64)
-                for i in range(cnt):
-                    s = (found[i] * _GOLDEN) >> shift
-                    while stamp[s] == gen:
-                        s = (s + np.uint64(1)) & np.uint64(cap - 1)
-                    stamp[s] = gen
-                    keys[s] = found[i]
-    hashes = found[:cnt].copy()
-    if packed:
-        for i in range(cnt):
-            k = hashes[i]
-            q = 0
+            out[cnt] = key if n <= SMALL_GRAM_MAX else _xxh64(gbuf, np.int64(0), q)
+            cnt += 1
+    return cnt
+
+
+@njit
+def _sort_unique(a, m):
+    """Sort ``a[:m]`` (uint64) in place and drop repeats; returns the new length.
+
+    An LSD radix sort: 8 passes of one byte, O(m), with no recursion to compile."""
+    src = a
+    dst = np.zeros(m, np.uint64)
+    count = np.zeros(257, np.int64)
+    for shift in range(0, 64, 8):
+        for d in range(257):
+            count[d] = 0
+        for i in range(m):
+            count[np.int64((src[i] >> np.uint64(shift)) & np.uint64(255)) + 1] += 1
+        for d in range(256):
+            count[d + 1] += count[d]
+        for i in range(m):
+            d = np.int64((src[i] >> np.uint64(shift)) & np.uint64(255))
+            dst[count[d]] = src[i]
+            count[d] += 1
+        src, dst = dst, src  # after the 8th pass the sorted keys are back in ``a``
+    k = np.int64(0)
+    for i in range(m):
+        if k == 0 or a[i] != a[k - 1]:
+            a[k] = a[i]
+            k += 1
+    return k
+
+
+@njit
+def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, slow):
+    """Distinct gram hashes of rows ``lo..hi``; the bitmap ``bits`` is left all clear.
+
+    ``small`` (room for every small gram of a container) and ``slow`` (for its rows) are
+    scratch reused from container to container. Sorted when any value was not all ASCII.
+    """
+    cnt, nslow = _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow)
+    room = 0
+    for i in range(nslow):
+        room += offsets[slow[i] + 1] - offsets[slow[i]] + 2  # a value has <= bytes + 2 grams
+    hashes = np.zeros(cnt + room, np.uint64)
+    for i in range(cnt):
+        bits[small[i] >> np.uint64(6)] = 0  # each bit set in the bitmap is a listed key
+        hashes[i] = _small_hash(small[i], n)
+    if nslow == 0:
+        return hashes
+    other = hashes[cnt:]
+    nother = _sort_unique(other, _other_grams(offsets, data, slow, nslow, n, fold, use_fold,
+                                              other))
+    if n <= SMALL_GRAM_MAX:
+        gbuf = np.zeros(4 * SMALL_GRAM_MAX, np.uint8)
+        for i in range(nother):
+            q = np.int64(0)
             for j in range(n - 1, -1, -1):
-                q = _put_utf8(gbuf, q, np.int64((k >> np.uint64(21 * j)) & np.uint64(0x1FFFFF)))
-            hashes[i] = xxh64(gbuf, 0, q)
-    return hashes, keys, stamp, gen
+                cp = np.int64((other[i] >> np.uint64(21 * j)) & np.uint64(0x1FFFFF))
+                q = _put_utf8(gbuf, q, cp)
+            other[i] = _xxh64(gbuf, np.int64(0), q)
+    return hashes[:_sort_unique(hashes, cnt + nother)]
 
 
-@njit(uint32(uint64, int64), cache=True, inline="always")
-def _sbbf_bit(lo, i):
-    """Bit of word ``i`` for a hash whose lower 32 bits are ``lo`` (32-bit product, top 5 bits)."""
-    return np.uint32(1) << np.uint32(((lo * np.uint64(_SALTS[i])) & _M32) >> np.uint64(27))
+# ----------------------------------------------------------------- entries ------------------
+
+@njit
+def _sbbf_bit(h, i):
+    """The bit that hash ``h`` sets in word ``i`` of its block (32-bit product, top 5 bits)."""
+    return np.uint64(1) << ((((h & _M32) * _SALTS[i]) & _M32) >> np.uint64(27))
 
 
-@njit(types.void(U8W, int64, int64, uint64), cache=True, inline="always")
-def _sbbf_insert(buf, pos, nblocks, h):
-    block = ((h >> np.uint64(32)) * np.uint64(nblocks)) >> np.uint64(32)
-    base = pos + np.int64(block) * BLOCK_BYTES
-    lo = h & _M32
-    for i in range(8):
-        bit = _sbbf_bit(lo, i)
-        w = base + 4 * i
-        word = _rd32(buf, w) | bit
-        _wr(buf, w, np.uint64(word), 4)
+@njit
+def _sbbf_words(hashes, nblocks):
+    """The 8 * ``nblocks`` u32 words (as uint64) of a Parquet SBBF holding ``hashes``."""
+    words = np.zeros(8 * nblocks, np.uint64)
+    for h in hashes:
+        block = np.int64(((h >> np.uint64(32)) * np.uint64(nblocks)) >> np.uint64(32))
+        for i in range(8):
+            words[8 * block + i] |= _sbbf_bit(h, i)
+    return words
 
 
-@njit(boolean(U8, int64, int64, uint64), cache=True, inline="always")
-def _sbbf_check(buf, pos, nblocks, h):
-    block = ((h >> np.uint64(32)) * np.uint64(nblocks)) >> np.uint64(32)
-    base = pos + np.int64(block) * BLOCK_BYTES
-    lo = h & _M32
-    for i in range(8):
-        bit = _sbbf_bit(lo, i)
-        if (_rd32(buf, base + 4 * i) & bit) == 0:
-            return False
-    return True
+@njit
+def _put_words(out, q, words, width):
+    """Write each of ``words`` as ``width`` little-endian bytes from ``out[q]``."""
+    for i in range(words.size):
+        for j in range(width):
+            out[q + width * i + j] = np.uint8((words[i] >> np.uint64(8 * j)) & np.uint64(0xFF))
 
 
-@njit(boolean(U8, int64, int64, uint64), cache=True, inline="always")
-def _exact_check(buf, pos, count, h):
-    lo = 0
-    hi = count
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if _rd64(buf, pos + 8 * mid) < h:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < count and _rd64(buf, pos + 8 * lo) == h
-
-
-@njit(types.Tuple((int64, int64))(int64, float64, int64, int64), cache=True)
-def choose_kind(ndv, bits_per_gram, exact_max, mode):
+@njit
+def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     """(kind, count) of a section holding ``ndv`` distinct grams."""
     nblocks = max(1, int(math.ceil(ndv * bits_per_gram / 256.0)))
     if mode == MODE_EXACT or (mode == MODE_AUTO and (ndv <= exact_max or 8 * ndv <= 32 * nblocks)):
@@ -334,44 +417,50 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
     """Encode one index entry per container (rows ``groups[i]..groups[i+1]``).
 
     Returns (entry offsets, entry bytes, entry valid); an entry above ``max_bytes`` is left out
-    (valid False, zero length).
+    (valid False, zero length). The bytes array is longer than ``offsets[-1]``: trim it.
     """
     ncont = groups.size - 1
+    nsec = 2 if case_insensitive else 1
+    amaps = np.zeros(512, np.int64)  # bytes as indexed, plain then folded; -1: not ASCII
+    for b in range(256):
+        amaps[b] = b if b < 0x80 else -1
+        amaps[256 + b] = fold[b] if b < 0x80 else -1
+    most_rows = np.int64(1)
+    most_grams = np.int64(1)
+    for c in range(ncont):
+        rows = groups[c + 1] - groups[c]
+        most_rows = max(most_rows, rows)
+        most_grams = max(most_grams, offsets[groups[c + 1]] - offsets[groups[c]] + 2 * rows)
+    bits = np.zeros(1 << (8 * SMALL_GRAM_MAX - 6), np.uint64)
+    small = np.zeros(min(most_grams, 1 << (8 * SMALL_GRAM_MAX)), np.uint64)
+    slow = np.zeros(most_rows, np.int64)
     out_off = np.zeros(ncont + 1, np.int64)
     out_ok = np.zeros(ncont, np.bool_)
-    out = np.empty(1 << 16, np.uint8)
-    keys = np.empty(1 << 12, np.uint64)
-    stamp = np.zeros(1 << 12, np.int64)
-    gen = 0
-    nsec = 2 if case_insensitive else 1
+    out = np.zeros(1 << 16, np.uint8)
     head = (4 + 8 * nsec + 7) // 8 * 8
     kinds = np.zeros(2, np.int64)
     counts = np.zeros(2, np.int64)
-    pos = 0
+    pos = np.int64(0)
     for c in range(ncont):
-        gen += 1
-        hs, keys, stamp, gen = collect_grams(offsets, data, valid, groups[c], groups[c + 1], n,
-                                             fold, False, keys, stamp, gen)
-        hf = np.empty(0, np.uint64)
-        if case_insensitive:
-            gen += 1
-            hf, keys, stamp, gen = collect_grams(offsets, data, valid, groups[c], groups[c + 1],
-                                                 n, fold, True, keys, stamp, gen)
+        hs = hf = np.zeros(0, np.uint64)  # the plain and the folded section's hashes
         total = head + TRAILER_BYTES
         for s in range(nsec):
-            h = hs if s == 0 else hf
-            kind, count = choose_kind(h.size, bits_per_gram, exact_max, mode)
-            kinds[s] = kind
-            counts[s] = count
+            h = _section_hashes(offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
+                                amaps[256 * s:256 * (s + 1)], bits, small, slow)
+            if s == 0:
+                hs = h
+            else:
+                hf = h
+            kinds[s], counts[s] = _choose_kind(h.size, bits_per_gram, exact_max, mode)
             total += 8 * counts[s] if kinds[s] == KIND_EXACT else BLOCK_BYTES * counts[s]
         if total > max_bytes:
             out_off[c + 1] = pos
             continue
         if pos + total > out.size:
-            grown = np.empty(max(2 * out.size, pos + total), np.uint8)
-            grown[:pos] = out[:pos]
+            grown = np.zeros(max(2 * out.size, pos + total), np.uint8)
+            for i in range(pos):
+                grown[i] = out[i]
             out = grown
-        out[pos:pos + total] = 0
         out[pos] = VERSION
         out[pos + 1] = n
         out[pos + 2] = nsec
@@ -381,25 +470,24 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
             t = pos + 4 + 8 * s
             out[t] = kinds[s]
             out[t + 1] = FOLD_NONE if s == 0 else FOLD_LOWER
-            _wr(out, t + 4, np.uint64(counts[s]), 4)
+            _wr(out, t + 4, np.uint64(counts[s]), np.int64(4))
             if kinds[s] == KIND_EXACT:
-                srt = np.sort(h)
-                for i in range(srt.size):
-                    _wr(out, q + 8 * i, srt[i], 8)
+                _sort_unique(h, h.size)
+                _put_words(out, q, h, np.int64(8))
                 q += 8 * counts[s]
             else:
-                for i in range(h.size):
-                    _sbbf_insert(out, q, counts[s], h[i])
+                _put_words(out, q, _sbbf_words(h, counts[s]), np.int64(4))
                 q += BLOCK_BYTES * counts[s]
-        _wr(out, q, xxh64(out, pos, q - pos), 8)
+        _wr(out, q, _xxh64(out, pos, q - pos), np.int64(8))
         pos += total
         out_off[c + 1] = pos
         out_ok[c] = True
-    return out_off, out[:pos].copy(), out_ok
+    return out_off, out, out_ok
 
 
-@njit(types.Tuple((int64, int64, int64, int64, int64, int64, int64, int64))(U8, int64, int64),
-      cache=True)
+# ----------------------------------------------------------------- directory ----------------
+
+@njit
 def _parse_header(buf, s, length):
     """(status, gram size, kind/count/payload position of the plain and of the folded section).
 
@@ -443,72 +531,149 @@ def _parse_header(buf, s, length):
     return OK, n, k0, c0, p0, k1, c1, p1
 
 
-@njit(types.Array(int8, 1, "C")(I64, U8, B1), cache=True)
-def verify_entries(offsets, data, valid):
-    """Per entry: OK, CORRUPT (structure or checksum) or BAD_VERSION; null entries are OK."""
-    status = np.zeros(offsets.size - 1, np.int8)
-    for c in range(status.size):
+@njit(types.Tuple((types.Array(int8, 1, "C"), types.Array(int8, 1, "C"),
+                   types.Array(int8, 1, "C"), types.Array(int64, 1, "C"),
+                   types.Array(int64, 1, "C")))(I64, U8, B1), cache=True)
+def read_directory(offsets, data, valid):
+    """Decode and verify every entry once: (status, gram size, kind, count, payload position).
+
+    ``status`` is OK, CORRUPT (structure or checksum) or BAD_VERSION. ``kind``, ``count`` and
+    ``position`` hold the plain sections, then the folded ones (2 * entries); the kind is -1 where
+    there is nothing to probe (null or bad entry, missing section), and the gram size is 0 for
+    null and bad entries.
+    """
+    ncont = offsets.size - 1
+    status = np.zeros(ncont, np.int8)
+    gram_size = np.zeros(ncont, np.int8)
+    kind = np.zeros(2 * ncont, np.int8)
+    count = np.zeros(2 * ncont, np.int64)
+    position = np.zeros(2 * ncont, np.int64)
+    for c in range(ncont):
+        kind[c] = kind[ncont + c] = -1
         if not valid[c]:
             continue
         s = offsets[c]
         length = offsets[c + 1] - s
-        st = _parse_header(data, s, length)[0]
-        if st == OK and xxh64(data, s, length - TRAILER_BYTES) != _rd64(data, s + length - TRAILER_BYTES):
+        st, g, k0, c0, p0, k1, c1, p1 = _parse_header(data, s, length)
+        if st == OK and _xxh64(data, s, length - TRAILER_BYTES) != _rd64(data, s + length - TRAILER_BYTES):
             st = CORRUPT
         status[c] = st
-    return status
-
-
-@njit(boolean(U8, int64, int64, int64, uint64), cache=True, inline="always")
-def _has(buf, kind, count, pos, h):
-    if kind == KIND_EXACT:
-        return _exact_check(buf, pos, count, h)
-    return _sbbf_check(buf, pos, count, h)
-
-
-@njit(types.Tuple((types.Array(boolean, 1, "C"), types.Array(int8, 1, "C")))(
-    I64, U8, B1, int64, boolean, U64, I64), cache=True)
-def probe_entries(offsets, data, valid, n, folded, hashes, prog):
-    """May-match mask of every entry for one gram query, and a per-entry status.
-
-    ``prog`` is the query in postfix: ``i >= 0`` pushes "gram ``hashes[i]`` is present",
-    ``OP_AND``/``OP_OR`` combine the top two, ``OP_TRUE`` pushes true. A program of only gram
-    pushes is a plain AND and stops at the first absent gram. Null entries, entries with
-    another gram size (status OTHER_GRAM_SIZE) and entries without the wanted section (the
-    folded one when ``folded``) are kept; bad entries are kept with their status set.
-    """
-    ncont = offsets.size - 1
-    out = np.ones(ncont, np.bool_)
-    status = np.zeros(ncont, np.int8)
-    conj = True
-    for op in prog:
-        if op < 0:
-            conj = False
-    stack = np.zeros(max(1, prog.size), np.bool_)
-    for c in range(ncont):
-        if not valid[c]:
-            continue
-        s = offsets[c]
-        st, g, k0, c0, p0, k1, c1, p1 = _parse_header(data, s, offsets[c + 1] - s)
         if st != OK:
-            status[c] = st
             continue
-        if g != n:
-            status[c] = OTHER_GRAM_SIZE
-            continue
-        kind, count, pos = (k1, c1, p1) if folded else (k0, c0, p0)
-        if kind < 0:
-            continue
-        if conj:
-            for op in prog:
-                if not _has(data, kind, count, pos, hashes[op]):
-                    out[c] = False
-                    break
-            continue
+        gram_size[c] = g
+        kind[c], count[c], position[c] = k0, c0, p0
+        kind[ncont + c], count[ncont + c], position[ncont + c] = k1, c1, p1
+    return status, gram_size, kind, count, position
+
+
+# ----------------------------------------------------------------- probing ------------------
+
+@njit
+def _keep_having(live, m, kind, count, pos, data, h):
+    """Keep in ``live[:m]`` (container numbers, in order) the containers whose section may hold
+    gram hash ``h``; returns how many are kept. The one place that tests membership.
+
+    (A plain loop: the branch on each answer is predicted, so the loads of the next containers
+    start before this one's arrives. Batching the tests to overlap the misses was slower.)"""
+    pairs = np.zeros(4, np.uint64)  # the SBBF bits of h in words 2i and 2i + 1, as one u64
+    for i in range(4):
+        pairs[i] = _sbbf_bit(h, 2 * i) | _sbbf_bit(h, 2 * i + 1) << np.uint64(32)
+    high = h >> np.uint64(32)
+    k = np.int64(0)
+    for j in range(m):
+        c = live[j]
+        p = pos[c]
+        if kind[c] == KIND_SBBF:
+            base = p + np.int64((high * np.uint64(count[c])) >> np.uint64(32)) * BLOCK_BYTES
+            hit = ((_rd64(data, base) & pairs[0]) == pairs[0]) \
+                & ((_rd64(data, base + 8) & pairs[1]) == pairs[1]) \
+                & ((_rd64(data, base + 16) & pairs[2]) == pairs[2]) \
+                & ((_rd64(data, base + 24) & pairs[3]) == pairs[3])
+        else:
+            lo = np.int64(0)
+            hi = count[c]
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if _rd64(data, p + 8 * mid) < h:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            hit = lo < count[c] and _rd64(data, p + 8 * lo) == h
+        if hit:
+            live[k] = c
+            k += 1
+    return k
+
+
+@njit
+def _gram_order(live, m, kind, count, pos, data, hashes):
+    """Grams by how many of up to ORDER_SAMPLE evenly spread containers hold them, fewest
+    first (stable)."""
+    sample = min(m, ORDER_SAMPLE)
+    some = np.zeros(sample, np.int64)
+    held = np.zeros(hashes.size, np.int64)
+    order = np.zeros(hashes.size, np.int64)
+    for g in range(hashes.size):
+        for i in range(sample):
+            some[i] = live[(i * m) // sample]
+        held[g] = _keep_having(some, sample, kind, count, pos, data, hashes[g])
+        j = g  # insertion sort: a query has a few dozen grams at most
+        while j > 0 and held[order[j - 1]] > held[g]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = g
+    return order
+
+
+@njit(types.Array(boolean, 1, "C")(I8, I8, I64, I64, U8, int64, U8, I64, I64), cache=True)
+def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets, prog):
+    """May-match mask of every entry (one section of a :func:`read_directory`) for one query.
+
+    Gram ``i`` of the query is ``gram_bytes[gram_offsets[i]:gram_offsets[i + 1]]`` (its hashed
+    form). ``prog`` is the query in postfix: ``i >= 0`` pushes "gram ``i`` is present",
+    ``OP_AND``/``OP_OR`` combine the top two, ``OP_TRUE`` pushes true. Entries of another gram
+    size and entries of kind -1 are kept. A program of only gram pushes and ANDs (a
+    conjunction, as every LIKE) runs gram by gram over the containers still possible (see the
+    module doc); any other program tests every gram in every container, then evaluates it per
+    container.
+    """
+    ncont = kind.size
+    ngrams = gram_offsets.size - 1
+    hashes = np.zeros(ngrams, np.uint64)
+    for g in range(ngrams):
+        hashes[g] = _xxh64(gram_bytes, gram_offsets[g], gram_offsets[g + 1] - gram_offsets[g])
+    out = np.zeros(ncont, np.bool_)
+    live = np.zeros(ncont, np.int64)
+    m = np.int64(0)
+    for c in range(ncont):
+        if gram_size[c] == n and kind[c] >= 0:
+            live[m] = c
+            m += 1
+        else:
+            out[c] = True
+    conj = True  # only gram pushes and ANDs: every gram must be present
+    for op in prog:
+        conj &= op >= 0 or op == OP_AND
+    if conj:
+        for g in _gram_order(live, m, kind, count, pos, data, hashes):
+            m = _keep_having(live, m, kind, count, pos, data, hashes[g])
+        for j in range(m):
+            out[live[j]] = True
+        return out
+    present = np.zeros(ngrams * ncont, np.bool_)  # present[g * ncont + c]
+    some = np.zeros(m, np.int64)
+    for g in range(ngrams):
+        for j in range(m):
+            some[j] = live[j]
+        for j in range(_keep_having(some, m, kind, count, pos, data, hashes[g])):
+            present[g * ncont + some[j]] = True
+    stack = np.zeros(max(1, prog.size), np.bool_)
+    for j in range(m):
+        c = live[j]
         top = 0
         for op in prog:
             if op >= 0:
-                stack[top] = _has(data, kind, count, pos, hashes[op])
+                stack[top] = present[op * ncont + c]
                 top += 1
             elif op == OP_TRUE:
                 stack[top] = True
@@ -520,4 +685,4 @@ def probe_entries(offsets, data, valid, n, folded, hashes, prog):
                 top -= 1
                 stack[top - 1] = stack[top - 1] or stack[top]
         out[c] = stack[0]
-    return out, status
+    return out

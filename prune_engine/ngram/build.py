@@ -66,9 +66,14 @@ def build_index(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *
     args = (K.ro(fold_table(), np.int32), bool(case_insensitive), bits_per_gram(fpp),
             int(max_bytes), int(exact_max_grams), _MODES[mode])
     ncont = len(groups) - 1
+
+    def build(lo: int, hi: int):
+        out_off, out_data, out_ok = K.build_entries(
+            offsets, data, valid, K.ro(groups[lo:hi + 1], np.int64), int(gram_size), *args)
+        return out_off, out_data[:out_off[-1]].copy(), out_ok  # the kernel's buffer has slack
+
     if not progress:
-        out_off, out_data, out_ok = K.build_entries(offsets, data, valid, K.ro(groups, np.int64),
-                                                    int(gram_size), *args)
+        out_off, out_data, out_ok = build(0, ncont)
     else:
         from tqdm.auto import tqdm
 
@@ -77,8 +82,7 @@ def build_index(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *
         with tqdm(total=int(groups[-1] - groups[0]), unit="row", desc="n-gram index") as bar:
             for lo in range(0, ncont, step):
                 hi = min(ncont, lo + step)
-                parts.append(K.build_entries(offsets, data, valid, K.ro(groups[lo:hi + 1], np.int64),
-                                             int(gram_size), *args))
+                parts.append(build(lo, hi))
                 bar.update(int(groups[hi] - groups[lo]))
         out_off, out_data, out_ok = _concat_parts(parts)
     return _to_binary(out_off, out_data, out_ok)

@@ -3,12 +3,14 @@
 Each function returns ``np.ndarray[bool]`` with one entry per container: ``True`` = the
 container may hold a matching value (keep), ``False`` = its index proves that none matches.
 A null entry keeps. The query's grams are derived and hashed once (:mod:`.pattern`), then one
-numba call tests every container of a chunk (:func:`._kernels.probe_entries`).
+numba call tests every container of a chunk (:func:`._kernels.probe_entries`), reading only
+the filter blocks it needs.
 
-Every entry's structure is checked on every probe; its checksum is verified once per Arrow
-buffer (the last few verified buffers are remembered, and held, so their memory cannot be
-reused under a remembered address). A corrupt or unknown-version entry raises
-:class:`~prune_engine.errors.IndexCorruptError` naming the container; with
+Every entry is decoded and verified (structure and checksum) once per Arrow buffer, into a
+:class:`Directory` of its sections; the directories of the last few buffers are remembered,
+and the buffers held, so that their memory cannot be reused under a remembered address. A
+corrupt or unknown-version entry raises :class:`~prune_engine.errors.IndexCorruptError`
+naming the container; with
 ``on_invalid="keep"`` it is kept and the number of such containers is reported as a warning.
 
 >>> import numpy as np, pyarrow as pa
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import warnings
 from collections import OrderedDict
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -42,9 +44,9 @@ from prune_engine.ngram.pattern import (
 )
 from prune_engine.ngram.reference import gram_bytes
 
-#: how many verified index buffers are remembered (and held)
-VERIFIED_CACHE_SIZE = 16
-_verified: OrderedDict = OrderedDict()
+#: how many index chunks keep their decoded :class:`Directory` (and are held)
+DIRECTORY_CACHE_SIZE = 16
+_directories: OrderedDict = OrderedDict()
 
 
 def like_may_match(index: pa.Array, pattern: str, escape: str | None = None,
@@ -82,8 +84,9 @@ def regex_may_match(index: pa.Array, pattern: str, *, on_invalid: str = "raise",
     return _may_match(index, lambda n: regex_query(pattern, n), False, on_invalid, containers)
 
 
-def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """(gram hashes, postfix program) of a gram query, for :func:`._kernels.probe_entries`."""
+def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gram bytes, gram offsets, postfix program) of a gram query, for
+    :func:`._kernels.probe_entries` (which hashes the grams)."""
     from prune_engine.ngram import _kernels as K
 
     grams = query_grams(query)
@@ -104,9 +107,8 @@ def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray]:
     emit(query)
     blobs = [gram_bytes(g) for g in grams]
     offsets = np.cumsum([0] + [len(b) for b in blobs], dtype=np.int64)
-    data = np.frombuffer(b"".join(blobs), np.uint8) if blobs else np.zeros(0, np.uint8)
-    hashes = K.hash_slices(K.ro(data, np.uint8), K.ro(offsets, np.int64))
-    return K.ro(hashes, np.uint64), K.ro(np.array(prog, np.int64), np.int64)
+    data = np.frombuffer(b"".join(blobs), np.uint8)
+    return K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(np.array(prog, np.int64), np.int64)
 
 
 def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
@@ -123,24 +125,21 @@ def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
     status = np.zeros(total, np.int8)
     queries: dict[int, tuple] = {}
     start = 0
+    section = 1 if folded else 0
     for chunk in chunks:
-        offsets, data, valid = _entry_buffers(chunk)
+        d = directory(chunk)
         part = slice(start, start + len(chunk))
         start += len(chunk)
-        status[part] = _verify(chunk, offsets, data, valid)
-        lengths = offsets[1:] - offsets[:-1]
-        sizes = np.unique(data[offsets[:-1][valid & (lengths > 1)] + 1]) if len(data) else []
-        for n in [int(s) for s in sizes if 1 <= s <= MAX_GRAM_SIZE] or [3]:
+        status[part] = d.status
+        for n in d.gram_sizes or (3,):
             if n not in queries:
                 queries[n] = make_query(n)
             query = queries[n]
-            out, st = K.probe_entries(offsets, data, valid, n, folded,
-                                      *compile_query(TRUE if query is None else query))
             if query is None:  # no value can match: only containers without an index keep
-                out = ~valid
-            keep[part] &= out
-            bad = (st == K.CORRUPT) | (st == K.BAD_VERSION)
-            status[part] = np.where(bad, st, status[part])
+                keep[part] &= d.gram_size == 0
+                continue
+            keep[part] &= K.probe_entries(d.gram_size, d.kind[section], d.count[section],
+                                          d.position[section], d.data, n, *compile_query(query))
     bad = np.nonzero(status != K.OK)[0]
     if len(bad):
         keep[bad] = True
@@ -154,6 +153,46 @@ def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
         warnings.warn(f"kept {len(bad)} container(s) whose n-gram index is corrupt or of an "
                       f"unknown version", stacklevel=3)
     return keep
+
+
+class Directory(NamedTuple):
+    """Every entry of one index chunk, decoded and verified once (:func:`._kernels.read_directory`).
+
+    ``kind``, ``count`` and ``position`` (of the payload in ``data``) have one row for the plain
+    and one for the folded section; a probe reads only them and the filter bytes it tests.
+    """
+
+    chunk: pa.Array  # held: its buffers stay alive, so their addresses key the cache soundly
+    data: np.ndarray
+    status: np.ndarray
+    gram_size: np.ndarray
+    kind: np.ndarray
+    count: np.ndarray
+    position: np.ndarray
+    gram_sizes: tuple  # the distinct gram sizes of the good entries
+
+
+def directory(chunk: pa.Array) -> Directory:
+    """The :class:`Directory` of ``chunk``, remembered for the last few chunks probed."""
+    from prune_engine.ngram import _kernels as K
+
+    bufs = chunk.buffers()
+    key = tuple((b.address, b.size) if b is not None else None for b in bufs) + (
+        chunk.offset, len(chunk), str(chunk.type))
+    if key in _directories:
+        _directories.move_to_end(key)
+        return _directories[key]
+    offsets, data, valid = _entry_buffers(chunk)
+    status, gram_size, kind, count, position = K.read_directory(offsets, data, valid)
+    sections = (2, len(chunk))  # the plain sections, then the folded ones
+    d = Directory(chunk, data, K.ro(status, np.int8), K.ro(gram_size, np.int8),
+                  K.ro(kind.reshape(sections), np.int8), K.ro(count.reshape(sections), np.int64),
+                  K.ro(position.reshape(sections), np.int64),
+                  tuple(int(g) for g in np.unique(gram_size) if g > 0))
+    _directories[key] = d
+    while len(_directories) > DIRECTORY_CACHE_SIZE:
+        _directories.popitem(last=False)
+    return d
 
 
 def _chunks(index) -> list[pa.Array]:
@@ -179,21 +218,3 @@ def _entry_buffers(chunk: pa.Array):
         return (K.ro(np.zeros(n + 1, np.int64), np.int64), K.ro(np.zeros(0, np.uint8), np.uint8),
                 K.ro(np.zeros(n, np.bool_), np.bool_))
     return arrow_buffers(chunk)
-
-
-def _verify(chunk: pa.Array, offsets, data, valid) -> np.ndarray:
-    """Checksum status of every entry of ``chunk``, remembered per buffer once all are OK."""
-    from prune_engine.ngram import _kernels as K
-
-    bufs = chunk.buffers()
-    key = tuple((b.address, b.size) if b is not None else None for b in bufs) + (
-        chunk.offset, len(chunk), str(chunk.type))
-    if key in _verified:
-        _verified.move_to_end(key)
-        return np.zeros(len(chunk), np.int8)
-    status = K.verify_entries(offsets, data, valid)
-    if not status.any():
-        _verified[key] = chunk  # holding the chunk keeps its buffers' addresses unique
-        while len(_verified) > VERIFIED_CACHE_SIZE:
-            _verified.popitem(last=False)
-    return status

@@ -18,26 +18,56 @@ from tests.ngram.ngram_cases import flatten, random_containers, random_like, ran
 from prune_engine.ngram import _kernels as K
 from prune_engine.ngram import reference as R
 from prune_engine.ngram.build import build_index
-from prune_engine.ngram.pattern import like_query, regex_query
-from prune_engine.ngram.probe import compile_query
+from prune_engine.ngram.format import KIND_SBBF, decode_entry
+from prune_engine.ngram.pattern import equals_query, like_query, regex_query
+from prune_engine.ngram.probe import compile_query, directory
 
 #: published xxHash64 (seed 0) vectors: "", "a", "abc", and a 39-byte input (32-byte stripes)
 VECTORS = [(b"", 0xEF46DB3751D8E999), (b"a", 0xD24EC4F1A98C6E5B), (b"abc", 0x44BC2CF5AD770999),
            (b"Nobody inspects the spammish repetition", 0xFBCEA83C8A378BF1)]
 
 
+def _u8(data: bytes) -> np.ndarray:
+    return K.ro(np.frombuffer(data, np.uint8), np.uint8)
+
+
 @pytest.mark.parametrize("data,expected", VECTORS)
 def test_xxh64_matches_published_vectors(data, expected):
-    buf = K.ro(np.frombuffer(data, np.uint8), np.uint8)
-    assert K.xxh64(buf, 0, len(data)) == expected, "numba kernel"
+    assert K._xxh64(_u8(data), 0, len(data)) == expected, "numba kernel"
     assert R.xxh64(data) == expected, "Python reference"
 
 
-@given(st.binary(max_size=200))
-def test_hash_slices_equals_reference(data):
-    cuts = sorted({0, len(data), len(data) // 3, len(data) // 2})
-    got = K.hash_slices(K.ro(np.frombuffer(data, np.uint8), np.uint8), K.ro(np.array(cuts), np.int64))
-    assert got.tolist() == [R.xxh64(data[a:b]) for a, b in zip(cuts, cuts[1:])]
+@settings(deadline=None)  # the first example compiles the helper
+@given(st.binary(max_size=200), st.integers(0, 200), st.integers(0, 200))
+def test_xxh64_of_any_slice_equals_reference(data, a, b):
+    a, b = sorted((min(a, len(data)), min(b, len(data))))
+    assert K._xxh64(_u8(data), a, b - a) == R.xxh64(data[a:b])
+
+
+@settings(deadline=None)  # the first example compiles the helper
+@given(st.binary(min_size=1, max_size=3))
+def test_small_gram_hash_equals_reference(gram):
+    """A small gram's key is its bytes, the first one lowest (see the kernels' module doc)."""
+    key = np.uint64(int.from_bytes(gram, "little"))
+    assert K._small_hash(key, len(gram)) == R.xxh64(gram)
+
+
+@settings(deadline=None)  # the first example compiles the helper
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300))
+def test_sort_unique_equals_sorted_set(values):
+    a = np.array(values + [0], np.uint64)  # one spare slot after the m values
+    m = K._sort_unique(a, len(values))
+    assert a[:m].tolist() == sorted(set(values))
+
+
+def _assert_reference_bytes(containers, n, ci=True, fpp=0.2, mode="auto", exact_max=8):
+    values, offsets = flatten(containers)
+    index = build_index(values, offsets, gram_size=n, case_insensitive=ci, fpp=fpp, mode=mode,
+                        exact_max_grams=exact_max)
+    for i, rows in enumerate(containers):
+        expected = R.build_entry(rows, n, case_insensitive=ci, fpp=fpp, exact_max=exact_max,
+                                 mode=mode)
+        assert index[i].as_py() == expected, f"n={n} container {i} {rows!r}: kernel bytes differ"
 
 
 @settings(max_examples=60, deadline=None)
@@ -45,13 +75,50 @@ def test_hash_slices_equals_reference(data):
        mode=st.sampled_from(["exact", "bloom", "auto"]), fpp=st.sampled_from([0.01, 0.2]),
        ci=st.booleans())
 def test_build_writes_the_reference_bytes(rng, n, mode, fpp, ci):
-    containers = random_containers(rng)
-    values, offsets = flatten(containers)
-    index = build_index(values, offsets, gram_size=n, case_insensitive=ci, fpp=fpp, mode=mode,
-                        exact_max_grams=8)
-    for i, rows in enumerate(containers):
-        expected = R.build_entry(rows, n, case_insensitive=ci, fpp=fpp, exact_max=8, mode=mode)
-        assert index[i].as_py() == expected, f"container {i} {rows!r}: kernel bytes differ"
+    _assert_reference_bytes(random_containers(rng), n, ci, fpp, mode)
+
+
+#: containers for the two gram paths: all-ASCII values (the bitmap), values with a non-ASCII
+#: code point early, late or alone (the general path), both kinds sharing grams in one
+#: container, NUL and DEL bytes, empty strings and nulls, and code points that fold onto
+#: ASCII (Kelvin sign, dotted capital I) next to ASCII that folds (A-Z)
+PATH_CASES = [
+    ["checkout", "CHECKOUT", "/cart?q=1", "a", "ab", ""],
+    ["é", "éa", "aé", "abcé", "éabc", "abcdéfgh", "中文😀", "😀"],
+    ["abc", "abcé", "xabc", "ABC\u212a", "\u0130stanbul", "istanbul", None, ""],
+    ["\x00", "a\x00b", "\x7f\x7f", "\x00é\x00"],
+    [None, None],
+    [],
+    ["", "", None],
+    ["x" * 40 + "é" + "y" * 40, "x" * 81],
+]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("mode", ["exact", "bloom"])
+def test_ascii_and_general_paths_write_the_reference_bytes(n, mode):
+    _assert_reference_bytes(PATH_CASES, n, ci=True, mode=mode)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rng=st.randoms(use_true_random=False), n=st.integers(1, 4))
+def test_mostly_ascii_containers_write_the_reference_bytes(rng, n):
+    """Long, mostly-ASCII values (what the bitmap path serves), sometimes one non-ASCII code
+    point at a random place, in containers that mix both kinds."""
+    def value():
+        text = "".join(rng.choice("abcXYZ/%_.-019 ") for _ in range(rng.randint(0, 70)))
+        if text and rng.random() < 0.3:
+            k = rng.randint(0, len(text))
+            text = text[:k] + rng.choice("éÉİ\u212a中😀") + text[k:]
+        return text if rng.random() > 0.05 else None
+    containers = [[value() for _ in range(rng.randint(0, 12))] for _ in range(rng.randint(1, 5))]
+    _assert_reference_bytes(containers, n, ci=rng.random() < 0.5, mode=rng.choice(["exact", "bloom"]))
+
+
+def _directory_section(index, folded):
+    d = directory(index)
+    s = 1 if folded else 0
+    return d.gram_size, d.kind[s], d.count[s], d.position[s], d.data
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,9 +128,6 @@ def test_probe_kernel_equals_reference_probe(rng, mode, n):
     containers = random_containers(rng)
     values, offsets = flatten(containers)
     index = build_index(values, offsets, gram_size=n, case_insensitive=True, fpp=0.2, mode=mode)
-    off, data, valid = (K.ro(np.frombuffer(index.buffers()[1], np.int32).astype(np.int64), np.int64),
-                        K.ro(np.frombuffer(index.buffers()[2], np.uint8), np.uint8),
-                        K.ro(np.ones(len(index), np.bool_), np.bool_))
     for folded in (False, True):
         pattern, escape = random_like(rng, containers)
         try:
@@ -71,10 +135,53 @@ def test_probe_kernel_equals_reference_probe(rng, mode, n):
         except ValueError:
             continue
         for q in (query, regex_query(random_regex(rng, containers), n)):
-            got, status = K.probe_entries(off, data, valid, n, folded, *compile_query(q))
-            assert not status.any()
+            got = K.probe_entries(*_directory_section(index, folded), n, *compile_query(q))
             expected = [R.may_match(index[i].as_py(), q, folded) for i in range(len(index))]
             assert got.tolist() == expected, f"query {q}"
+
+
+@pytest.mark.parametrize("mode", ["exact", "bloom", "auto"])
+def test_probe_of_many_containers_equals_reference(mode):
+    """More containers than the gram-order sample; conjunctions (gram by gram over the
+    containers left) and disjunctions (every gram, then the program) alike."""
+    rng = random.Random(5)
+    words = ["checkout", "payment", "search", "login", "refund", "timeout", "cart", "tea"]
+    containers = [[f"/{rng.choice(words)}/{rng.choice(words)}?q={rng.randint(0, 99)}"
+                   for _ in range(rng.randint(1, 30))] for _ in range(150)]
+    values, offsets = flatten(containers)
+    index = build_index(values, offsets, fpp=0.05, mode=mode, exact_max_grams=40)
+    queries = [like_query("%checkout%", 3), like_query("/search/%tea%", 3),
+               like_query("%login/refund%", 3), like_query("%zzz%", 3),
+               regex_query("(cart|tea)/pay", 3), equals_query(["/cart/tea?q=1", "/x"], 3)]
+    for q in queries:
+        got = K.probe_entries(*_directory_section(index, False), 3, *compile_query(q))
+        expected = [R.may_match(index[i].as_py(), q) for i in range(len(index))]
+        assert got.tolist() == expected, f"query {q}"
+        assert 0 < sum(expected) < len(expected) or q == like_query("%zzz%", 3), "a useful case"
+
+
+def test_directory_equals_the_python_decoder():
+    values = pa.array(["checkout", "home", "ab"] + [f"/cart/{i}" for i in range(200)])
+    index = build_index(values, np.array([0, 1, 2, 3, 203]), case_insensitive=True,
+                        exact_max_grams=16)
+    blobs = index.to_pylist()
+    bad = bytearray(blobs[1])
+    bad[-1] ^= 1
+    old = bytearray(blobs[2])
+    old[0] = 99
+    index = pa.array([blobs[0], bytes(bad), bytes(old), None, blobs[3]], pa.binary())
+    d = directory(index)
+    assert d.status.tolist() == [K.OK, K.CORRUPT, K.BAD_VERSION, K.OK, K.OK]
+    assert d.gram_size.tolist() == [3, 0, 0, 0, 3]
+    assert d.gram_sizes == (3,)
+    for i in (0, 4):
+        entry = decode_entry(blobs[0 if i == 0 else 3])
+        for s, sec in enumerate(entry.sections):
+            assert (d.kind[s, i], d.count[s, i]) == (sec.kind, sec.count)
+            payload = bytes(d.data[d.position[s, i]:d.position[s, i] + 8])
+            first = sec.payload[0] if sec.kind != KIND_SBBF else sec.payload[0][0]
+            assert int.from_bytes(payload[:8 if sec.kind != KIND_SBBF else 4], "little") == first
+    assert d.kind[:, 1:4].tolist() == [[-1] * 3, [-1] * 3], "nothing to probe in bad or null"
 
 
 def test_grams_never_split_a_code_point():
