@@ -108,7 +108,8 @@ def python_set_may_match(grams: set[str], literal: list[str], n: int = 3) -> boo
 
 def test_build_numba(benchmark):
     values, offsets, _ = dataset()
-    benchmark.pedantic(build_index_column, (values, offsets), rounds=2, iterations=1)
+    build_index_column(values.slice(0, ROWS), offsets[:2])  # load the kernels outside the timing
+    benchmark.pedantic(build_index_column, (values, offsets), rounds=3, iterations=1)
     benchmark.extra_info["strings_per_ms"] = len(values) / (benchmark.stats["mean"] * 1e3)
 
 
