@@ -28,12 +28,13 @@ points that are ASCII or markers ("small") is its own hashed bytes, which fit in
 (little-endian: the oldest byte lowest). :func:`_ascii_pass` slides that key over the bytes of
 every all-ASCII value and dedupes it in a 2^24-bit bitmap (2 MiB, allocated once per build):
 one load and, the first time, one store and an append to the list of new keys, whose bits are
-cleared after the container. Grams that share their two newest bytes share a cache line.
+cleared after the container. The grams that end in the same two bytes share 32 bytes of it.
 
 A value with a non-ASCII byte (and every value when ``n > 3``) goes to :func:`_other_grams`,
 which decodes code points and lists every gram occurrence: its code points packed 21 bits
-each (``n <= 3``) or its hash (``n > 3``); the list is deduplicated by sorting. The hashes of
-both lists are merged and deduplicated again, so the stored set does not depend on the path.
+each (``n <= 3``) or its hash (``n > 3``); :func:`_other_hashes` deduplicates the list by
+sorting, batch by batch. The hashes of both paths are merged and deduplicated again, so the
+stored set does not depend on the path a gram took.
 
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
@@ -189,7 +190,7 @@ def _xxh64(buf, start, length):
 @njit
 def _small_hash(key, n):
     """xxHash64 of the ``n <= 3`` bytes of small gram ``key`` (see the module doc)."""
-    return _xxh64_tail(_P5 + np.uint64(n), key, n)
+    return _xxh64_tail(_P5 + np.uint64(n), np.uint64(key), n)
 
 
 # ----------------------------------------------------------------- gram collection ----------
@@ -266,14 +267,14 @@ def _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow):
 
 
 @njit
-def _other_grams(offsets, data, rows, nrows, n, fold, use_fold, out):
-    """Every gram occurrence of the values ``rows[:nrows]``, decoded to code points (folded
-    with ``fold`` when ``use_fold``), appended to ``out`` (room for bytes + 2 per value): its
-    code points packed 21 bits each when ``n <= 3``, else its hash. Returns how many."""
-    cnt = np.int64(0)
+def _other_grams(offsets, data, rows, lo, hi, n, fold, use_fold, out, cnt):
+    """Append to ``out[cnt:]`` every gram occurrence of the values ``rows[lo:hi]``, decoded to
+    code points (folded with ``fold`` when ``use_fold``): its code points packed 21 bits each
+    when ``n <= 3``, else its hash. ``out`` needs room for bytes + 2 per value (the most grams
+    a value can have). Returns the new count."""
     ring = np.zeros(MAX_GRAM_SIZE, np.int64)
     gbuf = np.zeros(4 * MAX_GRAM_SIZE, np.uint8)
-    for i in range(nrows):
+    for i in range(lo, hi):
         p = offsets[rows[i]]
         end = offsets[rows[i] + 1]
         filled = 0
@@ -343,6 +344,47 @@ def _sort_unique(a, m):
 
 
 @njit
+def _grown(a, k, size):
+    """A zeroed array of ``size`` elements of ``a``'s type, starting with ``a[:k]``."""
+    b = np.zeros(size, a.dtype)
+    for i in range(k):
+        b[i] = a[i]
+    return b
+
+
+@njit
+def _other_hashes(offsets, data, slow, nslow, n, fold, use_fold):
+    """Distinct gram hashes of the values ``slow[:nslow]`` (the general path).
+
+    The occurrences are listed batch by batch into a buffer that is sorted and deduplicated
+    after each batch, and doubled when half full of distinct keys: memory follows the distinct
+    grams, not the occurrences."""
+    keys = np.zeros(1 << 12 if nslow else 0, np.uint64)
+    k = np.int64(0)
+    i = np.int64(0)
+    while i < nslow:
+        j = i  # the batch: values slow[i:j], as many as fit
+        room = keys.size - k
+        while j < nslow and offsets[slow[j] + 1] - offsets[slow[j]] + 2 <= room:
+            room -= offsets[slow[j] + 1] - offsets[slow[j]] + 2
+            j += 1
+        if j == i or 2 * k > keys.size:
+            keys = _grown(keys, k, 2 * keys.size + offsets[slow[i] + 1] - offsets[slow[i]] + 2)
+            continue
+        k = _sort_unique(keys, _other_grams(offsets, data, slow, i, j, n, fold, use_fold, keys, k))
+        i = j
+    if n <= SMALL_GRAM_MAX:  # packed code points: hash their UTF-8
+        gbuf = np.zeros(4 * SMALL_GRAM_MAX, np.uint8)
+        for i in range(k):
+            q = np.int64(0)
+            for j in range(n - 1, -1, -1):
+                cp = np.int64((keys[i] >> np.uint64(21 * j)) & np.uint64(0x1FFFFF))
+                q = _put_utf8(gbuf, q, cp)
+            keys[i] = _xxh64(gbuf, np.int64(0), q)
+    return keys[:k]
+
+
+@njit
 def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, slow):
     """Distinct gram hashes of rows ``lo..hi``; the bitmap ``bits`` is left all clear.
 
@@ -350,27 +392,16 @@ def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits,
     scratch reused from container to container. Sorted when any value was not all ASCII.
     """
     cnt, nslow = _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow)
-    room = 0
-    for i in range(nslow):
-        room += offsets[slow[i] + 1] - offsets[slow[i]] + 2  # a value has <= bytes + 2 grams
-    hashes = np.zeros(cnt + room, np.uint64)
+    other = _other_hashes(offsets, data, slow, nslow, n, fold, use_fold)
+    hashes = np.zeros(cnt + other.size, np.uint64)
     for i in range(cnt):
-        bits[small[i] >> np.uint64(6)] = 0  # each bit set in the bitmap is a listed key
+        bits[small[i] >> np.uint32(6)] = 0  # each bit set in the bitmap is a listed key
         hashes[i] = _small_hash(small[i], n)
-    if nslow == 0:
+    if other.size == 0:
         return hashes
-    other = hashes[cnt:]
-    nother = _sort_unique(other, _other_grams(offsets, data, slow, nslow, n, fold, use_fold,
-                                              other))
-    if n <= SMALL_GRAM_MAX:
-        gbuf = np.zeros(4 * SMALL_GRAM_MAX, np.uint8)
-        for i in range(nother):
-            q = np.int64(0)
-            for j in range(n - 1, -1, -1):
-                cp = np.int64((other[i] >> np.uint64(21 * j)) & np.uint64(0x1FFFFF))
-                q = _put_utf8(gbuf, q, cp)
-            other[i] = _xxh64(gbuf, np.int64(0), q)
-    return hashes[:_sort_unique(hashes, cnt + nother)]
+    for i in range(other.size):
+        hashes[cnt + i] = other[i]
+    return hashes[:_sort_unique(hashes, hashes.size)]
 
 
 # ----------------------------------------------------------------- entries ------------------
@@ -432,7 +463,7 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
         most_rows = max(most_rows, rows)
         most_grams = max(most_grams, offsets[groups[c + 1]] - offsets[groups[c]] + 2 * rows)
     bits = np.zeros(1 << (8 * SMALL_GRAM_MAX - 6), np.uint64)
-    small = np.zeros(min(most_grams, 1 << (8 * SMALL_GRAM_MAX)), np.uint64)
+    small = np.zeros(min(most_grams, 1 << (8 * SMALL_GRAM_MAX)), np.uint32)
     slow = np.zeros(most_rows, np.int64)
     out_off = np.zeros(ncont + 1, np.int64)
     out_ok = np.zeros(ncont, np.bool_)
@@ -457,10 +488,7 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
             out_off[c + 1] = pos
             continue
         if pos + total > out.size:
-            grown = np.zeros(max(2 * out.size, pos + total), np.uint8)
-            for i in range(pos):
-                grown[i] = out[i]
-            out = grown
+            out = _grown(out, pos, max(2 * out.size, pos + total))
         out[pos] = VERSION
         out[pos + 1] = n
         out[pos + 2] = nsec
@@ -488,47 +516,34 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
 # ----------------------------------------------------------------- directory ----------------
 
 @njit
-def _parse_header(buf, s, length):
-    """(status, gram size, kind/count/payload position of the plain and of the folded section).
-
-    Checks the structure in O(1) (not the checksum); a missing section has kind -1.
-    """
-    k0 = -1
-    c0 = 0
-    p0 = 0
-    k1 = -1
-    c1 = 0
-    p1 = 0
+def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
+    """Decode entry ``c`` (``buf[s:s + length]``) into the directory arrays of
+    :func:`read_directory`; return its status (on any other than OK, nothing is written)."""
     if length < 4 + 8 + TRAILER_BYTES:
-        return CORRUPT, 0, k0, c0, p0, k1, c1, p1
+        return CORRUPT
     if buf[s] != VERSION:
-        return BAD_VERSION, 0, k0, c0, p0, k1, c1, p1
+        return BAD_VERSION
     n = np.int64(buf[s + 1])
     nsec = np.int64(buf[s + 2])
-    if nsec < 1 or nsec > 2 or n < 1 or n > MAX_GRAM_SIZE:
-        return CORRUPT, 0, k0, c0, p0, k1, c1, p1
+    ok = 1 <= nsec <= 2 and 1 <= n <= MAX_GRAM_SIZE
     q = s + (4 + 8 * nsec + 7) // 8 * 8
-    for i in range(nsec):
+    for i in range(nsec if ok else 0):
         t = s + 4 + 8 * i
-        kind = np.int64(buf[t])
-        fold = np.int64(buf[t + 1])
-        count = np.int64(_rd32(buf, t + 4))
-        if kind == KIND_EXACT:
-            size = 8 * count
-        elif kind == KIND_SBBF and count > 0:
-            size = BLOCK_BYTES * count
-        else:
-            return CORRUPT, 0, k0, c0, p0, k1, c1, p1
-        if fold == FOLD_NONE and k0 < 0:
-            k0, c0, p0 = kind, count, q
-        elif fold == FOLD_LOWER and k1 < 0:
-            k1, c1, p1 = kind, count, q
-        else:
-            return CORRUPT, 0, k0, c0, p0, k1, c1, p1
-        q += size
-    if q + TRAILER_BYTES != s + length:
-        return CORRUPT, 0, k0, c0, p0, k1, c1, p1
-    return OK, n, k0, c0, p0, k1, c1, p1
+        k = np.int64(buf[t])
+        row = np.int64(buf[t + 1]) * ncont + c  # FOLD_NONE: the plain row, FOLD_LOWER: folded
+        cnt = np.int64(_rd32(buf, t + 4))
+        ok = (buf[t + 1] <= FOLD_LOWER and kind[row] < 0
+              and (k == KIND_EXACT or (k == KIND_SBBF and cnt > 0)))
+        if not ok:
+            break
+        kind[row], count[row], position[row] = k, cnt, q
+        q += 8 * cnt if k == KIND_EXACT else BLOCK_BYTES * cnt
+    ok = ok and q + TRAILER_BYTES == s + length
+    if ok and _xxh64(buf, s, length - TRAILER_BYTES) == _rd64(buf, s + length - TRAILER_BYTES):
+        gram_size[c] = n
+        return OK
+    kind[c] = kind[ncont + c] = -1
+    return CORRUPT
 
 
 @njit(types.Tuple((types.Array(int8, 1, "C"), types.Array(int8, 1, "C"),
@@ -538,9 +553,9 @@ def read_directory(offsets, data, valid):
     """Decode and verify every entry once: (status, gram size, kind, count, payload position).
 
     ``status`` is OK, CORRUPT (structure or checksum) or BAD_VERSION. ``kind``, ``count`` and
-    ``position`` hold the plain sections, then the folded ones (2 * entries); the kind is -1 where
-    there is nothing to probe (null or bad entry, missing section), and the gram size is 0 for
-    null and bad entries.
+    ``position`` hold the plain sections, then the folded ones (2 * entries); the kind is -1
+    where there is nothing to probe (null or bad entry, missing section), and the gram size is
+    0 for null and bad entries.
     """
     ncont = offsets.size - 1
     status = np.zeros(ncont, np.int8)
@@ -550,19 +565,9 @@ def read_directory(offsets, data, valid):
     position = np.zeros(2 * ncont, np.int64)
     for c in range(ncont):
         kind[c] = kind[ncont + c] = -1
-        if not valid[c]:
-            continue
-        s = offsets[c]
-        length = offsets[c + 1] - s
-        st, g, k0, c0, p0, k1, c1, p1 = _parse_header(data, s, length)
-        if st == OK and _xxh64(data, s, length - TRAILER_BYTES) != _rd64(data, s + length - TRAILER_BYTES):
-            st = CORRUPT
-        status[c] = st
-        if st != OK:
-            continue
-        gram_size[c] = g
-        kind[c], count[c], position[c] = k0, c0, p0
-        kind[ncont + c], count[ncont + c], position[ncont + c] = k1, c1, p1
+        if valid[c]:
+            status[c] = _read_entry(data, offsets[c], offsets[c + 1] - offsets[c], c, ncont,
+                                    gram_size, kind, count, position)
     return status, gram_size, kind, count, position
 
 
@@ -625,6 +630,43 @@ def _gram_order(live, m, kind, count, pos, data, hashes):
     return order
 
 
+@njit
+def _run_program(live, m, kind, count, pos, data, hashes, prog, out):
+    """Evaluate postfix ``prog`` for the containers ``live[:m]`` into ``out``: a stack of
+    boolean rows (one per level, one entry per container), each gram tested in every one."""
+    depth = top = 0
+    for op in prog:
+        top += 1 if op >= 0 or op == OP_TRUE else -1
+        depth = max(depth, top)
+    rows = np.zeros(max(1, depth) * m, np.bool_)  # level l is rows[l * m:(l + 1) * m]
+    some = np.zeros(m, np.int64)
+    top = 0
+    for op in prog:
+        row = top * m
+        if op >= 0:
+            for j in range(m):
+                some[j] = live[j]
+            k = _keep_having(some, m, kind, count, pos, data, hashes[op])
+            t = 0  # the kept containers, in the order of live
+            for j in range(m):
+                rows[row + j] = t < k and some[t] == live[j]
+                t += rows[row + j]
+            top += 1
+        elif op == OP_TRUE:
+            for j in range(m):
+                rows[row + j] = True
+            top += 1
+        else:
+            top -= 1
+            for j in range(m):
+                left = rows[row - 2 * m + j]
+                right = rows[row - m + j]
+                rows[row - 2 * m + j] = (left and right) if op == OP_AND else (left or right)
+    for j in range(m):
+        out[live[j]] = rows[j]
+    return out
+
+
 @njit(types.Array(boolean, 1, "C")(I8, I8, I64, I64, U8, int64, U8, I64, I64), cache=True)
 def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets, prog):
     """May-match mask of every entry (one section of a :func:`read_directory`) for one query.
@@ -634,8 +676,7 @@ def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets
     ``OP_AND``/``OP_OR`` combine the top two, ``OP_TRUE`` pushes true. Entries of another gram
     size and entries of kind -1 are kept. A program of only gram pushes and ANDs (a
     conjunction, as every LIKE) runs gram by gram over the containers still possible (see the
-    module doc); any other program tests every gram in every container, then evaluates it per
-    container.
+    module doc); any other program tests every gram in every container (:func:`_run_program`).
     """
     ncont = kind.size
     ngrams = gram_offsets.size - 1
@@ -660,29 +701,4 @@ def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets
         for j in range(m):
             out[live[j]] = True
         return out
-    present = np.zeros(ngrams * ncont, np.bool_)  # present[g * ncont + c]
-    some = np.zeros(m, np.int64)
-    for g in range(ngrams):
-        for j in range(m):
-            some[j] = live[j]
-        for j in range(_keep_having(some, m, kind, count, pos, data, hashes[g])):
-            present[g * ncont + some[j]] = True
-    stack = np.zeros(max(1, prog.size), np.bool_)
-    for j in range(m):
-        c = live[j]
-        top = 0
-        for op in prog:
-            if op >= 0:
-                stack[top] = present[op * ncont + c]
-                top += 1
-            elif op == OP_TRUE:
-                stack[top] = True
-                top += 1
-            elif op == OP_AND:
-                top -= 1
-                stack[top - 1] = stack[top - 1] and stack[top]
-            else:
-                top -= 1
-                stack[top - 1] = stack[top - 1] or stack[top]
-        out[c] = stack[0]
-    return out
+    return _run_program(live, m, kind, count, pos, data, hashes, prog, out)
