@@ -26,6 +26,8 @@ DEFAULT_MAX_BYTES = 1 << 20
 #: a gram set is stored exactly while it holds at most this many grams (8 bytes each)
 EXACT_MAX_GRAMS = 512
 _MODES = {"auto": 0, "exact": 1, "bloom": 2}
+#: rows per kernel call (each call converts only its own offsets to int64)
+BATCH_ROWS = 1 << 20
 
 
 def build_index_column(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *,
@@ -65,31 +67,44 @@ def build_index(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *
     _check_options(gram_size, fpp, max_bytes, mode, exact_max_grams)
     args = (K.ro(fold_table(), np.int32), bool(case_insensitive), bits_per_gram(fpp),
             int(max_bytes), int(exact_max_grams), _MODES[mode])
-    ncont = len(groups) - 1
 
     def build(lo: int, hi: int):
+        """Entries of containers ``lo..hi``, from their rows only (int64 offsets made for them)."""
+        first, last = groups[lo], groups[hi]
         out_off, out_data, out_ok = K.build_entries(
-            offsets, data, valid, K.ro(groups[lo:hi + 1], np.int64), int(gram_size), *args)
+            K.ro(offsets[first:last + 1], np.int64), data, valid[first:last],
+            K.ro(groups[lo:hi + 1] - first, np.int64), int(gram_size), *args)
         return out_off, out_data[:out_off[-1]].copy(), out_ok  # the kernel's buffer has slack
 
+    rows = int(groups[-1] - groups[0])
+    batches = _batches(groups, min(BATCH_ROWS, max(1, rows // 100)) if progress else BATCH_ROWS)
     if not progress:
-        out_off, out_data, out_ok = build(0, ncont)
-    else:
-        from tqdm.auto import tqdm
+        return _to_binary(*_concat_parts([build(lo, hi) for lo, hi in batches]))
+    from tqdm.auto import tqdm
 
-        step = max(1, ncont // 100)
-        parts = []
-        with tqdm(total=int(groups[-1] - groups[0]), unit="row", desc="n-gram index") as bar:
-            for lo in range(0, ncont, step):
-                hi = min(ncont, lo + step)
-                parts.append(build(lo, hi))
-                bar.update(int(groups[hi] - groups[lo]))
-        out_off, out_data, out_ok = _concat_parts(parts)
-    return _to_binary(out_off, out_data, out_ok)
+    parts = []
+    with tqdm(total=rows, unit="row", desc="n-gram index") as bar:
+        for lo, hi in batches:
+            parts.append(build(lo, hi))
+            bar.update(int(groups[hi] - groups[lo]))
+    return _to_binary(*_concat_parts(parts))
+
+
+def _batches(groups: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Consecutive container ranges ``(lo, hi)`` of about ``rows`` rows each (at least one
+    container each; none when there is no container).
+
+    >>> _batches(np.array([0, 5, 10, 12, 30]), 10)
+    [(0, 2), (2, 4)]
+    """
+    targets = np.arange(groups[0] + rows, groups[-1], rows)
+    cuts = np.unique(np.concatenate([[0], np.searchsorted(groups, targets), [len(groups) - 1]]))
+    return [(int(lo), int(hi)) for lo, hi in zip(cuts[:-1], cuts[1:])]
 
 
 def string_buffers(values, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(int64 offsets, uint8 bytes, bool valid) of a string column, read-only, zero-copy bytes."""
+    """(offsets, uint8 bytes, bool valid) of a string column: read-only, zero-copy offsets
+    (int32 or int64, as stored) and bytes."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
     if not isinstance(values, pa.Array):
@@ -103,13 +118,14 @@ def string_buffers(values, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(int64 offsets, uint8 data, bool valid) of a string or binary array (any offset width)."""
+    """(offsets, uint8 data, bool valid) of a string or binary array; the offsets keep their
+    stored width (int32 or int64): a kernel call converts only the part it reads."""
     from prune_engine.ngram import _kernels as K
 
     bufs = arr.buffers()
     width = np.int64 if arr.type in (pa.large_string(), pa.large_binary()) else np.int32
     if bufs[1] is None:
-        offsets = np.zeros(len(arr) + 1, np.int64)
+        offsets = np.zeros(len(arr) + 1, width)
     else:
         offsets = np.frombuffer(bufs[1], width)[arr.offset:arr.offset + len(arr) + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
@@ -117,7 +133,7 @@ def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
     else:
         valid = np.ones(len(arr), np.bool_)
-    return K.ro(offsets, np.int64), K.ro(data, np.uint8), K.ro(valid, np.bool_)
+    return K.ro(offsets, width), K.ro(data, np.uint8), K.ro(valid, np.bool_)
 
 
 def _check_groups(group_offsets, num_rows: int) -> np.ndarray:

@@ -183,7 +183,8 @@ def directory(chunk: pa.Array) -> Directory:
         _directories.move_to_end(key)
         return _directories[key]
     offsets, data, valid = _entry_buffers(chunk)
-    status, gram_size, kind, count, position = K.read_directory(offsets, data, valid)
+    status, gram_size, kind, count, position = K.read_directory(K.ro(offsets, np.int64), data,
+                                                                valid)
     sections = (2, len(chunk))  # the plain sections, then the folded ones
     d = Directory(chunk, data, K.ro(status, np.int8), K.ro(gram_size, np.int8),
                   K.ro(kind.reshape(sections), np.int8), K.ro(count.reshape(sections), np.int64),
