@@ -145,3 +145,19 @@ def test_progress_bar_builds_the_same_bytes():
         warnings.simplefilter("ignore")
         with_bar = build_index_column(values, offsets, progress=True)
     assert with_bar.to_pylist() == build_index_column(values, offsets).to_pylist()
+
+
+@pytest.mark.parametrize("fpp", [0.01, 0.05])
+def test_bloom_false_positive_rate_meets_its_target(fpp):
+    """Random gram hashes in a filter sized by :func:`sbbf_num_blocks`: absent hashes pass at
+    most at the target rate (measured on 40,000, with room for the sampling error only)."""
+    import random
+
+    from prune_engine.ngram.format import sbbf_num_blocks
+
+    rng = random.Random(1)
+    hashes = [rng.getrandbits(64) for _ in range(4000)]
+    blocks = R.sbbf_blocks(hashes, sbbf_num_blocks(len(hashes), fpp))
+    probes = 40_000
+    rate = sum(R.sbbf_contains(blocks, rng.getrandbits(64)) for _ in range(probes)) / probes
+    assert rate <= fpp + 3 * (fpp / probes) ** 0.5, f"measured {rate:.4f} for a target of {fpp}"

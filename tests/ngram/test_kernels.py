@@ -100,6 +100,18 @@ def test_ascii_and_general_paths_write_the_reference_bytes(n, mode):
     _assert_reference_bytes(PATH_CASES, n, ci=True, mode=mode)
 
 
+@pytest.mark.parametrize("n", [3, 4])
+def test_general_path_batches_write_the_reference_bytes(n):
+    """Enough non-ASCII grams to list them in several batches, and one value longer than the
+    first batch buffer: the general path's dedup must still see every gram once."""
+    rng = random.Random(n)
+    many = ["".join(rng.choice("aäbcçdeé中😀") for _ in range(rng.randint(1, 30)))
+            for _ in range(600)]
+    long = "".join(rng.choice("xyzé") for _ in range(6000))
+    _assert_reference_bytes([many, [long, "abc"], many[:50] + ["plain ascii"]], n, ci=True,
+                            mode="exact")
+
+
 @settings(max_examples=40, deadline=None)
 @given(rng=st.randoms(use_true_random=False), n=st.integers(1, 4))
 def test_mostly_ascii_containers_write_the_reference_bytes(rng, n):
