@@ -39,10 +39,12 @@ stored set does not depend on the path a gram took.
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
 Headers are decoded once per index into a directory (:func:`read_directory`, cached by
-:mod:`.probe`), so a probe reads only the filter blocks it tests. A conjunction of grams (every
-LIKE) is tested gram by gram over the list of containers still possible, the gram that a
-sample of containers lacks most often first (:func:`_gram_order`): a container leaves the list
-at its first absent gram, and the independent loads of one pass overlap their cache misses.
+:mod:`.probe`), so a probe reads only the filter blocks it tests. A query is an OR of
+conjunctions of grams (one conjunction for every LIKE). A conjunction is tested gram by gram
+over the list of containers still possible, the gram that a sample of containers lacks most
+often first (:func:`_gram_order`): a container leaves the list at its first absent gram, and
+the independent loads of one pass overlap their cache misses. The next conjunction is tested
+only on the containers that no earlier one matched.
 """
 
 from __future__ import annotations
@@ -72,10 +74,6 @@ BAD_VERSION = 2
 MODE_AUTO = 0
 MODE_EXACT = 1
 MODE_SBBF = 2
-#: query program opcodes (non-negative values push "gram i is present")
-OP_AND = -1
-OP_OR = -2
-OP_TRUE = -3
 #: grams of at most this many code points can be small (24-bit keys, see the module doc)
 SMALL_GRAM_MAX = 3
 #: containers sampled to order the grams of a conjunction (:func:`_gram_order`)
@@ -90,6 +88,11 @@ _SALTS = tuple(np.uint64(s) for s in SALTS)
 _M32 = np.uint64(0xFFFFFFFF)
 
 
+#: decorates every helper: compiled only inside the kernels that call it, so numba builds no
+#: Python-callable wrapper for it (that wrapper is about half of a small helper's compile time)
+_helper = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
 def ro(a: np.ndarray, dtype) -> np.ndarray:
     """A read-only C-contiguous view of ``a`` as ``dtype`` (the kernels' input type)."""
     a = np.ascontiguousarray(a, dtype=dtype)
@@ -101,7 +104,7 @@ def ro(a: np.ndarray, dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------- bytes and xxHash64 -------
 
-@njit
+@_helper
 def _rd32(b, p):
     """Little-endian u32 at ``b[p]``, as uint64. (An unsigned index spares numba's negative
     index check, so LLVM fuses the byte loads into one load.)"""
@@ -111,30 +114,30 @@ def _rd32(b, p):
             | np.uint64(b[i + np.uint64(3)]) << np.uint64(24))
 
 
-@njit
+@_helper
 def _rd64(b, p):
     """Little-endian u64 at ``b[p]``."""
     return _rd32(b, p) | _rd32(b, p + 4) << np.uint64(32)
 
 
-@njit
+@_helper
 def _wr(b, p, v, nbytes):
     """Write the ``nbytes`` low bytes of ``v`` at ``b[p]``, little-endian."""
     for i in range(nbytes):
         b[p + i] = np.uint8((np.uint64(v) >> np.uint64(8 * i)) & np.uint64(0xFF))
 
 
-@njit
+@_helper
 def _rotl(x, r):
     return (x << r) | (x >> (np.uint64(64) - r))
 
 
-@njit
+@_helper
 def _round(acc, lane):
     return _rotl(acc + lane * _P2, np.uint64(31)) * _P1
 
 
-@njit
+@_helper
 def _xxh64_tail(h, word, length):
     """Finish an xxHash64 state ``h`` with the last ``length < 8`` bytes, given as the
     little-endian ``word``, and avalanche it."""
@@ -154,7 +157,7 @@ def _xxh64_tail(h, word, length):
     return h ^ (h >> np.uint64(32))
 
 
-@njit
+@_helper
 def _xxh64(buf, start, length):
     """xxHash64 with seed 0 of ``buf[start:start + length]``."""
     p = start
@@ -187,7 +190,7 @@ def _xxh64(buf, start, length):
     return _xxh64_tail(h, word, end - p)
 
 
-@njit
+@_helper
 def _small_hash(key, n):
     """xxHash64 of the ``n <= 3`` bytes of small gram ``key`` (see the module doc)."""
     return _xxh64_tail(_P5 + np.uint64(n), np.uint64(key), n)
@@ -195,7 +198,7 @@ def _small_hash(key, n):
 
 # ----------------------------------------------------------------- gram collection ----------
 
-@njit
+@_helper
 def _put_utf8(buf, p, cp):
     """Write code point (or marker) ``cp`` at ``buf[p]``; return the new position."""
     if cp == START_MARK:
@@ -223,7 +226,7 @@ def _put_utf8(buf, p, cp):
     return p + 4
 
 
-@njit
+@_helper
 def _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow):
     """Mark the small grams of the all-ASCII values of rows ``lo..hi`` in the bitmap ``bits``.
 
@@ -266,7 +269,7 @@ def _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow):
     return cnt, nslow
 
 
-@njit
+@_helper
 def _other_grams(offsets, data, rows, lo, hi, n, fold, use_fold, out, cnt):
     """Append to ``out[cnt:]`` every gram occurrence of the values ``rows[lo:hi]``, decoded to
     code points (folded with ``fold`` when ``use_fold``): its code points packed 21 bits each
@@ -315,7 +318,7 @@ def _other_grams(offsets, data, rows, lo, hi, n, fold, use_fold, out, cnt):
     return cnt
 
 
-@njit
+@_helper
 def _sort_unique(a, m):
     """Sort ``a[:m]`` (uint64) in place and drop repeats; returns the new length.
 
@@ -343,7 +346,7 @@ def _sort_unique(a, m):
     return k
 
 
-@njit
+@_helper
 def _grown(a, k, size):
     """A zeroed array of ``size`` elements of ``a``'s type, starting with ``a[:k]``."""
     b = np.zeros(size, a.dtype)
@@ -352,7 +355,7 @@ def _grown(a, k, size):
     return b
 
 
-@njit
+@_helper
 def _other_hashes(offsets, data, slow, nslow, n, fold, use_fold):
     """Distinct gram hashes of the values ``slow[:nslow]`` (the general path).
 
@@ -384,7 +387,7 @@ def _other_hashes(offsets, data, slow, nslow, n, fold, use_fold):
     return keys[:k]
 
 
-@njit
+@_helper
 def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, slow):
     """Distinct gram hashes of rows ``lo..hi``; the bitmap ``bits`` is left all clear.
 
@@ -406,13 +409,13 @@ def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits,
 
 # ----------------------------------------------------------------- entries ------------------
 
-@njit
+@_helper
 def _sbbf_bit(h, i):
     """The bit that hash ``h`` sets in word ``i`` of its block (32-bit product, top 5 bits)."""
     return np.uint64(1) << ((((h & _M32) * _SALTS[i]) & _M32) >> np.uint64(27))
 
 
-@njit
+@_helper
 def _sbbf_words(hashes, nblocks):
     """The 8 * ``nblocks`` u32 words (as uint64) of a Parquet SBBF holding ``hashes``."""
     words = np.zeros(8 * nblocks, np.uint64)
@@ -423,7 +426,7 @@ def _sbbf_words(hashes, nblocks):
     return words
 
 
-@njit
+@_helper
 def _put_words(out, q, words, width):
     """Write each of ``words`` as ``width`` little-endian bytes from ``out[q]``."""
     for i in range(words.size):
@@ -431,7 +434,7 @@ def _put_words(out, q, words, width):
             out[q + width * i + j] = np.uint8((words[i] >> np.uint64(8 * j)) & np.uint64(0xFF))
 
 
-@njit
+@_helper
 def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     """(kind, count) of a section holding ``ndv`` distinct grams."""
     nblocks = max(1, int(math.ceil(ndv * bits_per_gram / 256.0)))
@@ -515,7 +518,7 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
 
 # ----------------------------------------------------------------- directory ----------------
 
-@njit
+@_helper
 def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
     """Decode entry ``c`` (``buf[s:s + length]``) into the directory arrays of
     :func:`read_directory`; return its status (on any other than OK, nothing is written)."""
@@ -573,7 +576,7 @@ def read_directory(offsets, data, valid):
 
 # ----------------------------------------------------------------- probing ------------------
 
-@njit
+@_helper
 def _keep_having(live, m, kind, count, pos, data, h):
     """Keep in ``live[:m]`` (container numbers, in order) the containers whose section may hold
     gram hash ``h``; returns how many are kept. The one place that tests membership.
@@ -610,7 +613,7 @@ def _keep_having(live, m, kind, count, pos, data, h):
     return k
 
 
-@njit
+@_helper
 def _gram_order(live, m, kind, count, pos, data, hashes):
     """Grams by how many of up to ORDER_SAMPLE evenly spread containers hold them, fewest
     first (stable)."""
@@ -622,7 +625,7 @@ def _gram_order(live, m, kind, count, pos, data, hashes):
         for i in range(sample):
             some[i] = live[(i * m) // sample]
         held[g] = _keep_having(some, sample, kind, count, pos, data, hashes[g])
-        j = g  # insertion sort: a query has a few dozen grams at most
+        j = g  # insertion sort: a term has a few dozen grams at most
         while j > 0 and held[order[j - 1]] > held[g]:
             order[j] = order[j - 1]
             j -= 1
@@ -630,75 +633,48 @@ def _gram_order(live, m, kind, count, pos, data, hashes):
     return order
 
 
-@njit
-def _run_program(live, m, kind, count, pos, data, hashes, prog, out):
-    """Evaluate postfix ``prog`` for the containers ``live[:m]`` into ``out``: a stack of
-    boolean rows (one per level, one entry per container), each gram tested in every one."""
-    depth = top = 0
-    for op in prog:
-        top += 1 if op >= 0 or op == OP_TRUE else -1
-        depth = max(depth, top)
-    rows = np.zeros(max(1, depth) * m, np.bool_)  # level l is rows[l * m:(l + 1) * m]
-    some = np.zeros(m, np.int64)
-    top = 0
-    for op in prog:
-        row = top * m
-        if op >= 0:
-            for j in range(m):
-                some[j] = live[j]
-            k = _keep_having(some, m, kind, count, pos, data, hashes[op])
-            t = 0  # the kept containers, in the order of live
-            for j in range(m):
-                rows[row + j] = t < k and some[t] == live[j]
-                t += rows[row + j]
-            top += 1
-        elif op == OP_TRUE:
-            for j in range(m):
-                rows[row + j] = True
-            top += 1
-        else:
-            top -= 1
-            for j in range(m):
-                left = rows[row - 2 * m + j]
-                right = rows[row - m + j]
-                rows[row - 2 * m + j] = (left and right) if op == OP_AND else (left or right)
-    for j in range(m):
-        out[live[j]] = rows[j]
-    return out
-
-
-@njit(types.Array(boolean, 1, "C")(I8, I8, I64, I64, U8, int64, U8, I64, I64), cache=True)
-def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets, prog):
+@njit(types.Array(boolean, 1, "C")(I8, I8, I64, I64, U8, int64, U8, I64, I64, I64), cache=True)
+def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets, term_offsets,
+                  term_grams):
     """May-match mask of every entry (one section of a :func:`read_directory`) for one query.
 
-    Gram ``i`` of the query is ``gram_bytes[gram_offsets[i]:gram_offsets[i + 1]]`` (its hashed
-    form). ``prog`` is the query in postfix: ``i >= 0`` pushes "gram ``i`` is present",
-    ``OP_AND``/``OP_OR`` combine the top two, ``OP_TRUE`` pushes true. Entries of another gram
-    size and entries of kind -1 are kept. A program of only gram pushes and ANDs (a
-    conjunction, as every LIKE) runs gram by gram over the containers still possible (see the
-    module doc); any other program tests every gram in every container (:func:`_run_program`).
+    Gram ``i`` is ``gram_bytes[gram_offsets[i]:gram_offsets[i + 1]]`` (its hashed form). The
+    query is an OR of terms, term ``t`` the AND of the grams ``term_grams[term_offsets[t]:
+    term_offsets[t + 1]]`` (none: true). Entries of another gram size and entries of kind -1
+    are kept. Each term is tested on the containers no earlier term matched, gram by gram over
+    those still possible, in :func:`_gram_order` (see the module doc).
     """
     ncont = kind.size
-    ngrams = gram_offsets.size - 1
-    hashes = np.zeros(ngrams, np.uint64)
-    for g in range(ngrams):
+    hashes = np.zeros(gram_offsets.size - 1, np.uint64)
+    for g in range(hashes.size):
         hashes[g] = _xxh64(gram_bytes, gram_offsets[g], gram_offsets[g + 1] - gram_offsets[g])
     out = np.zeros(ncont, np.bool_)
-    live = np.zeros(ncont, np.int64)
+    rest = np.zeros(ncont, np.int64)  # the containers no term has matched yet, in order
     m = np.int64(0)
     for c in range(ncont):
         if gram_size[c] == n and kind[c] >= 0:
-            live[m] = c
+            rest[m] = c
             m += 1
         else:
             out[c] = True
-    conj = True  # only gram pushes and ANDs: every gram must be present
-    for op in prog:
-        conj &= op >= 0 or op == OP_AND
-    if conj:
-        for g in _gram_order(live, m, kind, count, pos, data, hashes):
-            m = _keep_having(live, m, kind, count, pos, data, hashes[g])
+    live = np.zeros(m, np.int64)
+    for t in range(term_offsets.size - 1):
+        k = m
         for j in range(m):
-            out[live[j]] = True
-        return out
-    return _run_program(live, m, kind, count, pos, data, hashes, prog, out)
+            live[j] = rest[j]
+        term = np.zeros(term_offsets[t + 1] - term_offsets[t], np.uint64)
+        for i in range(term.size):
+            term[i] = hashes[term_grams[term_offsets[t] + i]]
+        for g in _gram_order(live, k, kind, count, pos, data, term):
+            k = _keep_having(live, k, kind, count, pos, data, term[g])
+        m_left = np.int64(0)
+        i = np.int64(0)
+        for j in range(m):  # rest minus the k matched (both in container order)
+            if i < k and live[i] == rest[j]:
+                out[rest[j]] = True
+                i += 1
+            else:
+                rest[m_left] = rest[j]
+                m_left += 1
+        m = m_left
+    return out

@@ -37,6 +37,8 @@ TRUE = ("true",)
 #: budgets of the regex expansion (beyond them a part becomes "unknown" or an OR of parts)
 MAX_EXACT_STRINGS = 64
 MAX_CLASS_CHARS = 8
+#: most terms of a query's OR-of-ANDs form (:func:`dnf`)
+MAX_TERMS = 256
 
 
 def q_and(parts) -> tuple:
@@ -376,17 +378,27 @@ def regex_query(pattern: str, n: int) -> tuple:
     return _to_query(info, n)
 
 
-def query_grams(query: tuple) -> list[tuple[int, ...]]:
-    """The distinct grams of a query, in first-seen order."""
-    out: list = []
+def dnf(query: tuple, max_terms: int = MAX_TERMS) -> list[frozenset]:
+    """``query`` as an OR of ANDs of grams: one gram set per term (the empty set is TRUE).
 
-    def walk(q):
-        if q[0] == "gram":
-            if q[1] not in out:
-                out.append(q[1])
-        elif q[0] in ("and", "or"):
-            for p in q[1]:
-                walk(p)
+    Every value that satisfies the query satisfies one of the terms. An AND of ORs multiplies
+    their terms; an OR factor that would take an AND past ``max_terms`` terms is left out of
+    it, which only weakens the query (sound). The terms keep the query's order.
 
-    walk(query)
-    return out
+    >>> dnf(("and", (("gram", (1,)), ("or", (("gram", (2,)), ("gram", (3,)))))))
+    [frozenset({(1,), (2,)}), frozenset({(1,), (3,)})]
+    """
+    if query[0] == "true":
+        return [frozenset()]
+    if query[0] == "gram":
+        return [frozenset([query[1]])]
+    parts = [dnf(part, max_terms) for part in query[1]]
+    if query[0] == "or":
+        terms = list(dict.fromkeys(t for part in parts for t in part))
+        return [frozenset()] if frozenset() in terms else terms
+    terms = [frozenset()]
+    for part in sorted(parts, key=len):  # single terms first: they never multiply
+        if len(terms) > 1 and len(terms) * len(part) > max_terms:
+            continue
+        terms = list(dict.fromkeys(t | u for t in terms for u in part))
+    return terms

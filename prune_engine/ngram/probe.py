@@ -38,10 +38,8 @@ import pyarrow as pa
 
 from prune_engine.errors import IndexCorruptError
 from prune_engine.expr import like
-from prune_engine.ngram.format import MAX_GRAM_SIZE, NgramError
-from prune_engine.ngram.pattern import (
-    TRUE, equals_query, like_query, query_grams, regex_query,
-)
+from prune_engine.ngram.format import NgramError
+from prune_engine.ngram.pattern import dnf, equals_query, like_query, regex_query
 from prune_engine.ngram.reference import gram_bytes
 
 #: how many index chunks keep their decoded :class:`Directory` (and are held)
@@ -84,31 +82,22 @@ def regex_may_match(index: pa.Array, pattern: str, *, on_invalid: str = "raise",
     return _may_match(index, lambda n: regex_query(pattern, n), False, on_invalid, containers)
 
 
-def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(gram bytes, gram offsets, postfix program) of a gram query, for
-    :func:`._kernels.probe_entries` (which hashes the grams)."""
+def compile_query(query: tuple) -> tuple[np.ndarray, ...]:
+    """The arrays of a gram query for :func:`._kernels.probe_entries`: the hashed form of each
+    gram (bytes and offsets) and the query as an OR of ANDs (:func:`.pattern.dnf`), term ``t``
+    being the grams ``term_grams[term_offsets[t]:term_offsets[t + 1]]``."""
     from prune_engine.ngram import _kernels as K
 
-    grams = query_grams(query)
-    position = {g: i for i, g in enumerate(grams)}
-    prog: list[int] = []
-
-    def emit(q):
-        if q[0] == "gram":
-            prog.append(position[q[1]])
-        elif q[0] == "true":
-            prog.append(K.OP_TRUE)
-        else:
-            for i, part in enumerate(q[1]):
-                emit(part)
-                if i:
-                    prog.append(K.OP_AND if q[0] == "and" else K.OP_OR)
-
-    emit(query)
+    terms = dnf(query)
+    grams = list(dict.fromkeys(g for term in terms for g in sorted(term)))
+    index = {g: i for i, g in enumerate(grams)}
+    term_grams = [index[g] for term in terms for g in sorted(term)]
+    term_offsets = np.cumsum([0] + [len(term) for term in terms], dtype=np.int64)
     blobs = [gram_bytes(g) for g in grams]
-    offsets = np.cumsum([0] + [len(b) for b in blobs], dtype=np.int64)
-    data = np.frombuffer(b"".join(blobs), np.uint8)
-    return K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(np.array(prog, np.int64), np.int64)
+    gram_offsets = np.cumsum([0] + [len(b) for b in blobs], dtype=np.int64)
+    return (K.ro(np.frombuffer(b"".join(blobs), np.uint8), np.uint8),
+            K.ro(gram_offsets, np.int64), K.ro(term_offsets, np.int64),
+            K.ro(np.array(term_grams, np.int64), np.int64))
 
 
 def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+
 import duckdb
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from prune_engine.ngram.fold import fold_sources, fold_table, fold_text
 from prune_engine.ngram.format import END_MARK as E
 from prune_engine.ngram.format import START_MARK as S
 from prune_engine.expr import like
-from prune_engine.ngram.pattern import TRUE, equals_query, like_query, regex_query
+from prune_engine.ngram.pattern import TRUE, dnf, equals_query, like_query, regex_query
+from prune_engine.ngram.reference import evaluate
 
 
 def g(text: str, start: bool = False, end: bool = False) -> tuple:
@@ -92,3 +97,32 @@ def test_regex_query(pattern, expected):
         assert set(map(str, got[1])) == set(map(str, expected[1])), got
     else:
         assert got == expected
+
+
+GRAMS = [("gram", (c,)) for c in range(4)]
+queries = st.recursive(st.sampled_from(GRAMS + [TRUE]),
+                       lambda sub: st.tuples(st.sampled_from(["and", "or"]),
+                                             st.lists(sub, min_size=1, max_size=3).map(tuple)),
+                       max_leaves=12)
+
+
+@given(queries, st.integers(1, 8))
+def test_dnf_is_implied_by_the_query_and_equal_within_its_budget(query, max_terms):
+    """For every set of present grams: the query true => some term true (never prunes a match);
+    and with a budget large enough for every product, the two agree."""
+    def holds(terms, present):
+        return any(all(gram in present for gram in term) for term in terms)
+
+    small, full = dnf(query, max_terms), dnf(query, 10 ** 6)
+    for bits in itertools.product([False, True], repeat=len(GRAMS)):
+        present = {gram[1] for gram, on in zip(GRAMS, bits) if on}
+        truth = evaluate(query, lambda gram: gram in present)
+        assert holds(full, present) == truth, f"{query} -> {full}"
+        assert holds(small, present) or not truth, f"{query} -> {small} (budget {max_terms})"
+
+
+def test_dnf_keeps_a_long_or_and_leaves_out_a_factor_past_the_budget():
+    in_list = ("or", tuple(("gram", (c,)) for c in range(300)))
+    assert len(dnf(in_list, max_terms=4)) == 300, "an OR is as long as the query: never cut"
+    pairs = [("or", (("gram", (10 + 2 * i,)), ("gram", (11 + 2 * i,)))) for i in range(4)]
+    assert len(dnf(("and", tuple(pairs)), max_terms=4)) == 4, "2 x 2, then two factors left out"
