@@ -3,8 +3,8 @@
 Private: :mod:`.build` and :mod:`.probe` validate input and call the three kernels of this
 module, :func:`build_entries`, :func:`read_directory` and :func:`probe_entries`. Only those
 have explicit signatures and ``cache=True``: they compile when this module is first imported
-with a cold numba cache and load from the cache afterwards. The helpers (``_`` names) are plain
-``@njit`` functions, compiled into the kernels that call them and never on their own. Array
+with a cold numba cache and load from the cache afterwards. The helpers (``_`` names, under
+``@_helper``) compile into the kernels that call them, with no Python-callable wrapper. Array
 inputs are read-only C-contiguous arrays (use :func:`ro`). Tests compare each kernel with its
 plain-Python twin (:mod:`.reference`, :mod:`.format`); the byte layout is :mod:`.format`'s.
 
@@ -18,7 +18,10 @@ Rules that keep the first compile short and the loops fast
   reference-count calls around each such call (~20 ns). Those loops sit in one helper called
   once per container or per gram (:func:`_ascii_pass`, :func:`_keep_having`); only the
   branch-free byte readers (:func:`_rd32`, :func:`_rd64`) are called per element.
-* numba's ``np.sort`` costs a second of compile: :func:`_sort_unique` is a short radix sort.
+* Hot loops index with unsigned integers: numba then skips its negative-index fix-up, and
+  LLVM fuses the byte loads of :func:`_rd64` into one load.
+* numba's ``np.sort`` costs a second of compile: :func:`_sort_unique` is a short radix sort;
+  and only ``np.zeros`` allocates (each allocation function and dtype compiles separately).
 
 Finding the distinct grams of a container without hashing every gram
 --------------------------------------------------------------------
@@ -129,11 +132,13 @@ def _wr(b, p, v, nbytes):
 
 @_helper
 def _rotl(x, r):
+    """Rotate the uint64 ``x`` left by ``r`` bits (xxHash64's rotations)."""
     return (x << r) | (x >> (np.uint64(64) - r))
 
 
 @_helper
 def _round(acc, lane):
+    """xxHash64's round: mix the 8-byte ``lane`` into the accumulator ``acc``."""
     return _rotl(acc + lane * _P2, np.uint64(31)) * _P1
 
 
@@ -521,7 +526,7 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
 @_helper
 def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
     """Decode entry ``c`` (``buf[s:s + length]``) into the directory arrays of
-    :func:`read_directory`; return its status (on any other than OK, nothing is written)."""
+    :func:`read_directory` and return its status; unless it is OK, both kinds stay -1."""
     if length < 4 + 8 + TRAILER_BYTES:
         return CORRUPT
     if buf[s] != VERSION:
