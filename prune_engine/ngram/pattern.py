@@ -383,7 +383,7 @@ def dnf(query: tuple, max_terms: int = MAX_TERMS) -> list[frozenset]:
 
     Every value that satisfies the query satisfies one of the terms. An AND of ORs multiplies
     their terms; an OR factor that would take an AND past ``max_terms`` terms is left out of
-    it, which only weakens the query (sound). The terms keep the query's order.
+    it, which only weakens the query (sound).
 
     >>> dnf(("and", (("gram", (1,)), ("or", (("gram", (2,)), ("gram", (3,)))))))
     [frozenset({(1,), (2,)}), frozenset({(1,), (3,)})]
