@@ -17,8 +17,6 @@ from __future__ import annotations
 import functools
 import io
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
@@ -30,6 +28,8 @@ import pytest
 
 from prune_engine.ngram.build import build_index, build_index_column
 from prune_engine.ngram.probe import like_may_match
+
+from first_call import first_call_seconds, measure
 
 CONTAINERS = int(os.environ.get("NGRAM_BENCH_CONTAINERS", 1000))
 ROWS = int(os.environ.get("NGRAM_BENCH_ROWS", 10_000))
@@ -174,20 +174,9 @@ print(time.perf_counter() - t)
 """
 
 
-def first_call_seconds(cache_dir: str) -> float:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True,
-                         text=True, check=True)
-    return float(out.stdout.strip())
-
-
 @pytest.mark.parametrize("cache", ["cold", "warm"])
 def test_first_call_jit(benchmark, cache):
-    with tempfile.TemporaryDirectory() as d:
-        if cache == "warm":
-            first_call_seconds(d)
-        seconds = benchmark.pedantic(first_call_seconds, (d,), rounds=1, iterations=1)
-    benchmark.extra_info["seconds_in_process"] = seconds
+    measure(benchmark, FIRST_CALL, cache)
 
 
 # ----------------------------------------------------------------------------- tables -------
@@ -255,8 +244,8 @@ def main() -> None:
     for fpp, rate, negatives in fpr_table():
         print(f"  target {fpp:.2%}: measured {rate:.2%} over {negatives} absent (gram, container)")
     with tempfile.TemporaryDirectory() as d:
-        cold = first_call_seconds(d)
-        warm = first_call_seconds(d)
+        cold = first_call_seconds(FIRST_CALL, d)
+        warm = first_call_seconds(FIRST_CALL, d)
     print(f"\nfirst call (import + build + probe in a fresh process): cold {cold:.1f} s, "
           f"warm cache {warm:.2f} s")
 
