@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from prune_engine.errors import (
     IndexCorruptError,
+    NgramError,
     PatternError,
     PruneEngineError,
     SqlParseError,
@@ -39,7 +40,7 @@ __all__ = [
     "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
     # errors
     "PruneEngineError", "SqlParseError", "UnknownColumnError", "TypeMismatchError",
-    "StatsError", "IndexCorruptError", "PatternError",
+    "StatsError", "IndexCorruptError", "PatternError", "NgramError",
 ]
 
 # heavier entry points load on first use, so that `import prune_engine` stays fast

@@ -59,6 +59,11 @@ class PatternError(PruneEngineError, ValueError):
     """A malformed LIKE or regular-expression pattern (e.g. a dangling ESCAPE character)."""
 
 
+class NgramError(PruneEngineError, ValueError):
+    """Bad input to the n-gram index: a non-string column, bad offsets or options, or a LIKE
+    pattern that SQL itself rejects (a pattern ending in its escape character)."""
+
+
 class StatsError(PruneEngineError, ValueError):
     """A malformed statistics table: a missing or mistyped column, or impossible values.
 

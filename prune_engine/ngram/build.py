@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.ngram.format import MAX_GRAM_SIZE, NgramError, bits_per_gram
+from prune_engine.errors import NgramError
+from prune_engine.ngram.format import MAX_GRAM_SIZE, bits_per_gram
 
 #: default byte cap of one container's entry (like Parquet's default Bloom filter cap)
 DEFAULT_MAX_BYTES = 1 << 20

@@ -36,7 +36,7 @@ import math
 import struct
 from typing import NamedTuple, Sequence
 
-from prune_engine.errors import IndexCorruptError, PruneEngineError
+from prune_engine.errors import IndexCorruptError
 
 VERSION = 1
 KIND_EXACT = 0
@@ -58,11 +58,6 @@ SALTS = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
 
 BLOCK_BYTES = 32
 TRAILER_BYTES = 8
-
-
-class NgramError(PruneEngineError, ValueError):
-    """Bad input to the n-gram index: a non-string column, bad offsets or options, or a LIKE
-    pattern that SQL itself rejects (a pattern ending in its escape character)."""
 
 
 class Section(NamedTuple):

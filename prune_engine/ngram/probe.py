@@ -36,9 +36,8 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.errors import IndexCorruptError
+from prune_engine.errors import IndexCorruptError, NgramError
 from prune_engine.expr import like
-from prune_engine.ngram.format import NgramError
 from prune_engine.ngram.pattern import dnf, equals_query, like_query, regex_query
 from prune_engine.ngram.reference import gram_bytes
 

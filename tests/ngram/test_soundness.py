@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.ngram.ngram_cases import Duck, flatten, random_containers, random_like, random_regex
 from prune_engine.ngram.build import build_index
 from prune_engine.errors import PatternError
-from prune_engine.ngram.format import NgramError
+from prune_engine.errors import NgramError
 from prune_engine.ngram.probe import equals_may_match, like_may_match, regex_may_match
 
 DUCK = Duck()
