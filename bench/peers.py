@@ -51,6 +51,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine.evaluate.domains import prefix_keys
+from prune_engine.expr.like import successor
 from prune_engine.stats.layout import MAX_VALUES, MIN_VALUES, NAN_COUNT, NULL_COUNT, NUM_RECORDS
 
 # one thread for every engine, as pe.prune uses one core (a like-for-like comparison); this must
@@ -139,17 +141,6 @@ def sql_literal(value) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__}")
 
 
-def prefix_successor(prefix: str) -> str:
-    """Smallest string above every string starting with ``prefix`` (last code point + 1).
-
-    >>> prefix_successor("ab")
-    'ac'
-    """
-    if not prefix:
-        raise ValueError("an empty prefix has no successor")
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
-
 # -- the rewrite, written once over an engine's ops ------------------------------------------
 
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
@@ -175,7 +166,10 @@ def may_match(pred: Pred, ops) -> Any:
     if isinstance(pred, In):
         return ops.any_in_range(lo, hi, pred.values, pred.column)
     if isinstance(pred, Prefix):
-        return ops.and_(ops.cmp("<", lo, ops.lit(prefix_successor(pred.prefix), pred.column)),
+        upper = successor(pred.prefix)
+        if upper is None:
+            raise ValueError(f"the prefix {pred.prefix!r} has no successor")
+        return ops.and_(ops.cmp("<", lo, ops.lit(upper, pred.column)),
                         ops.cmp(">=", hi, ops.lit(pred.prefix, pred.column)))
     if not isinstance(pred, Cmp):
         raise TypeError(f"not a benchmark predicate: {pred!r}")
@@ -541,17 +535,12 @@ def string_keys(strings) -> np.ndarray:
     ([2, 1, 3, 0], True)
     """
     arr = pa.chunked_array([strings]) if isinstance(strings, pa.Array) else strings
-    arr = arr.combine_chunks().cast(pa.large_binary())
-    offsets = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
-    data = np.frombuffer(arr.buffers()[2] or b"", np.uint8)
-    lengths = np.diff(offsets)
-    if len(lengths) and lengths.max() > 8:
+    arr = arr.combine_chunks()
+    keys, lengths = prefix_keys(arr)
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
+    if (lengths[valid] > 8).any():
         raise ValueError("the floor packs strings of at most 8 bytes; this column has longer ones")
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    within = np.arange(len(rows)) - np.repeat(offsets[:-1] - offsets[0], lengths)
-    packed = np.zeros((len(lengths), 8), np.uint8)
-    packed[rows, within] = data[offsets[0]:offsets[-1]]
-    return packed.view(">u8").ravel().astype(np.uint64)
+    return np.where(valid, keys, np.uint64(0))
 
 
 def _numpy_scalar(value, typ: pa.DataType):
