@@ -79,13 +79,17 @@ class Const(Check):
 
 
 @dataclass(repr=False)
-class AllOf(Check):
+class _Junction(Check):
+    """AND / OR of its parts (at least one)."""
+
     parts: tuple[Check, ...]
     sql: str = ""
 
     def children(self):
         return self.parts
 
+
+class AllOf(_Junction):
     def evaluate(self, ctx):
         out = self.parts[0].evaluate(ctx).copy()
         for p in self.parts[1:]:
@@ -95,14 +99,7 @@ class AllOf(Check):
         return out
 
 
-@dataclass(repr=False)
-class AnyOf(Check):
-    parts: tuple[Check, ...]
-    sql: str = ""
-
-    def children(self):
-        return self.parts
-
+class AnyOf(_Junction):
     def evaluate(self, ctx):
         out = self.parts[0].evaluate(ctx).copy()
         for p in self.parts[1:]:
