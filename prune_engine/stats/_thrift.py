@@ -319,8 +319,10 @@ def decode_footer(buf):
     """
     stack = np.zeros((MAX_DEPTH, _FRAME), np.int64)
     info = np.full(NUM_INFO, -1, np.int64)
-    chunks = np.empty((256, NUM_CHUNK), np.int64)
-    rows = np.empty(16, np.int64)
+    # a column chunk with its metadata takes well over 32 bytes: one walk for real footers
+    capacity = max(256, buf.size // 32)
+    chunks = np.empty((capacity, NUM_CHUNK), np.int64)
+    rows = np.empty(capacity, np.int64)
     for _ in range(2):
         info[:] = -1
         info[F_COLUMN_ORDERS] = 0
