@@ -75,15 +75,16 @@ def make_stats(n: int, *, seed: int = 0, unknown: float = 0.05, all_null: float 
     for name, make in _BOUNDS.items():
         lows[name], highs[name] = make(rng, n)
 
-    min_leaves, max_leaves, null_leaves = [], [], []
+    min_leaves, max_leaves, null_leaves, nulls = [], [], [], {}
     for name, typ in DATA_TYPES.items():
         only_nulls = rng.random(n) < all_null
-        nulls = np.where(rng.random(n) < 0.5, 0, rng.integers(0, num_records // 20 + 1))
-        nulls = np.where(only_nulls, num_records, nulls)
+        nulls[name] = np.where(rng.random(n) < 0.5, 0, rng.integers(0, num_records // 20 + 1))
+        nulls[name] = np.where(only_nulls, num_records, nulls[name])
         min_leaves.append(_leaf(lows[name], typ, only_nulls | (rng.random(n) < unknown)))
         max_leaves.append(_leaf(highs[name], typ, only_nulls | (rng.random(n) < unknown)))
-        null_leaves.append(_leaf(nulls, pa.int64(), rng.random(n) < unknown))
-    nans = np.where(rng.random(n) < 0.9, 0, rng.integers(1, 10, n))
+        null_leaves.append(_leaf(nulls[name], pa.int64(), rng.random(n) < unknown))
+    # NaNs among the values that are not null (an all-null container holds none)
+    nans = np.minimum(np.where(rng.random(n) < 0.9, 0, rng.integers(1, 10, n)), num_records - nulls["f"])
     nan_leaf = _leaf(nans, pa.int64(), rng.random(n) < unknown)
 
     int_fields = [pa.field(name, pa.int64()) for name in DATA_TYPES]

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from prune_engine.compile.bind import ColumnInfo
 from prune_engine.errors import StatsError
-from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain, validity
+from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 
@@ -44,6 +44,15 @@ def either_not(valid, test):
     if valid is None:
         return test
     return test | ~valid
+
+
+def _known(test: np.ndarray, *valid) -> np.ndarray:
+    """``test`` where every count it read is known (validity masks, None = all known)."""
+    out = test
+    for v in valid:
+        if v is not None:
+            out = out & v
+    return out
 
 
 @dataclass
@@ -124,7 +133,7 @@ class EvalContext:
             bad = n < 0
             if n_valid is not None:
                 bad &= n_valid
-            self._cache[key] = (n, self._drop_invalid(layout.NUM_RECORDS, bad, n_valid))
+            self._cache[key] = (n, self._drop_invalid(layout.NUM_RECORDS, bad, n_valid, "a negative record count"))
         return self._cache[key]
 
     def bounds(self, info: ColumnInfo, domain: Domain):
@@ -184,12 +193,9 @@ class EvalContext:
             nc_vals = nc_valid = None
         else:
             nc_vals, nc_valid = nc
-            bad = (nc_vals < 0) | (nc_vals > n)
-            if n_valid is not None:
-                bad &= n_valid | (nc_vals < 0)
-            if nc_valid is not None:
-                bad &= nc_valid
-            nc_valid = self._drop_invalid(f"{layout.NULL_COUNT}.{info.name}", bad, nc_valid)
+            bad = _known(nc_vals < 0, nc_valid) | _known(nc_vals > n, nc_valid, n_valid)
+            nc_valid = self._drop_invalid(f"{layout.NULL_COUNT}.{info.name}", bad, nc_valid,
+                                          "a negative null count, or more nulls than records")
             no_values = nc_vals >= n
             if nc_valid is not None:
                 no_values &= nc_valid
@@ -200,16 +206,21 @@ class EvalContext:
             maybe_null = both(has_null, not_empty)
         maybe_nan = np.zeros(self.n, dtype=bool)
         maybe_regular = maybe_value
+        nan = self.counts(layout.NAN_COUNT, info.path) if info.has_nan_count else None
+        if nan is not None and not pa.types.is_floating(info.type):
+            self._drop_invalid(f"{layout.NAN_COUNT}.{info.name}", _known(nan[0] > 0, nan[1]), nan[1],
+                               f"NaNs counted in a {info.type} column, which cannot hold NaN")
         if pa.types.is_floating(info.type):
-            nan = self.counts(layout.NAN_COUNT, info.path) if info.has_nan_count else None
             if nan is None:
                 maybe_nan = maybe_value if maybe_value is not None else np.ones(self.n, dtype=bool)
             else:
                 nan_vals, nan_valid = nan
-                bad = nan_vals < 0
-                if nan_valid is not None:
-                    bad &= nan_valid
-                nan_valid = self._drop_invalid(f"{layout.NAN_COUNT}.{info.name}", bad, nan_valid)
+                bad = _known(nan_vals < 0, nan_valid) | _known(nan_vals > n, nan_valid, n_valid)
+                if nc_vals is not None:
+                    bad |= _known(nan_vals + nc_vals > n, nan_valid, nc_valid, n_valid)
+                nan_valid = self._drop_invalid(
+                    f"{layout.NAN_COUNT}.{info.name}", bad, nan_valid,
+                    "a negative NaN count, or more NaNs (with the nulls) than records")
                 maybe_nan = both(maybe_value, either_not(nan_valid, nan_vals > 0))
                 if maybe_nan is None:
                     maybe_nan = np.ones(self.n, dtype=bool)
@@ -239,11 +250,12 @@ class EvalContext:
         return self._cache[key]
 
     # faults ------------------------------------------------------------------------------
-    def _drop_invalid(self, column: str, bad: np.ndarray, valid):
-        """Containers flagged ``bad`` in ``column``: raise, or mark invalid and unknown."""
+    def _drop_invalid(self, column: str, bad: np.ndarray, valid, what: str):
+        """Containers flagged ``bad`` in ``column`` (``what`` says why they are impossible):
+        raise, or mark them invalid and the column unknown there."""
         if not bad.any():
             return valid
-        self._fault(column, bad, f"impossible values in {column} (a negative count, or more nulls than records)")
+        self._fault(column, bad, f"impossible values in {column} ({what})")
         return ~bad if valid is None else valid & ~bad
 
     def _fault(self, column: str, bad: np.ndarray, what: str):
