@@ -19,9 +19,9 @@ from prune_engine.compile.bind import ColumnInfo, StatsSchema
 from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (
-    ArrowDomain, BoolDomain, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
+    ArrowDomain, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
 )
-from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind
+from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind, zoned
 from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
 
@@ -36,11 +36,25 @@ _NAN = {"=": "nan", "!=": "regular", "<": "regular", "<=": "value", ">": False, 
 ARRAY_CONTAINS = "array_contains"
 
 
-def _int_limits(value: int) -> tuple[int, int]:
-    for bits in (8, 16, 32, 64):
-        if -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-            return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    return -(2**63), 2**63 - 1
+#: integer type ranges, narrowest first, up to 128 bits (DuckDB's HUGEINT)
+_INT_RANGES = [r for bits in (8, 16, 32, 64, 128)
+               for r in ((-(2 ** (bits - 1)), 2 ** (bits - 1) - 1), (0, 2**bits - 1))]
+
+
+def result_range(operand_range: tuple[int, int], constants) -> tuple[int, int]:
+    """The range of the narrowest integer type an engine may compute ``x op c`` in: ``x``'s own
+    type when every constant fits it (DuckDB computes ``tinyint_col + 1`` in TINYINT), else the
+    smallest type holding both. A result beyond it overflows somewhere (an error, or a wrap
+    around, as in Spark's non-ANSI mode), so it proves nothing.
+
+    >>> result_range((-128, 127), [1]), result_range((0, 255), [-1]), result_range((0, 255), [1000])
+    ((-128, 127), (-32768, 32767), (-32768, 32767))
+    """
+    lo, hi = operand_range
+    if all(lo <= c <= hi for c in constants):
+        return lo, hi
+    lo, hi = min(lo, *constants), max(hi, *constants)
+    return next(((a, b) for a, b in _INT_RANGES if a <= lo and hi <= b), (lo, hi))
 
 
 class Lowering:
@@ -63,6 +77,8 @@ class Lowering:
             return self._compare(e)
         if isinstance(e, n.IsNull):
             return self._is_null(e)
+        if isinstance(e, n.IsNan):
+            return self._is_nan(e)
         if isinstance(e, n.InList):
             return self._in_list(e)
         if isinstance(e, n.Like):
@@ -112,38 +128,36 @@ class Lowering:
             kind = cast_kind(base.domain, e.to)
             return CastOperand(base, domain_of(e.to), kind, str(e)) if kind else None
         if isinstance(e, n.Negate):
-            return self._arith(e.arg, -1, 0, str(e))
+            return self._arith(e.arg, -1, 0, (), str(e))
         if isinstance(e, n.Arith):
             left, right = e.left, e.right
             if isinstance(right, n.Literal) and not isinstance(left, n.Literal):
                 k = right.value
                 if e.op == "+":
-                    return self._arith(left, 1, k, str(e))
+                    return self._arith(left, 1, k, (k,), str(e))
                 if e.op == "-":
-                    return self._arith(left, 1, -k if _numeric(k) else None, str(e))
-                return self._arith(left, k, 0, str(e))
+                    return self._arith(left, 1, -k if _numeric(k) else None, (k,), str(e))
+                return self._arith(left, k, 0, (k,), str(e))
             if isinstance(left, n.Literal) and not isinstance(right, n.Literal):
                 k = left.value
                 if e.op == "+":
-                    return self._arith(right, 1, k, str(e))
+                    return self._arith(right, 1, k, (k,), str(e))
                 if e.op == "-":
-                    return self._arith(right, -1, k, str(e))
-                return self._arith(right, k, 0, str(e))
+                    return self._arith(right, -1, k, (k,), str(e))
+                return self._arith(right, k, 0, (k,), str(e))
         self._check_columns(e)
         return None
 
-    def _arith(self, arg: n.Expr, scale, offset, text: str):
+    def _arith(self, arg: n.Expr, scale, offset, constants: tuple, text: str):
+        """``arg * scale + offset``, where the SQL wrote ``constants`` (their types matter)."""
         base = self.operand(arg)
         if base is None or not (_numeric(scale) and _numeric(offset)):
             return None
         if any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in (scale, offset)):
             return None  # constants beyond int64: leave such arithmetic unknown
         if isinstance(base.domain, IntDomain) and all(isinstance(v, int) for v in (scale, offset)):
-            lo, hi = base.domain.limits
-            for v in (scale, offset):
-                llo, lhi = _int_limits(v)
-                lo, hi = min(lo, llo), max(hi, lhi)
-            return ArithOperand(base, scale, offset, IntDomain(pa.int64()), (lo, hi), text)
+            limits = result_range(base.limits, constants)
+            return ArithOperand(base, scale, offset, IntDomain(pa.int64()), limits, text)
         if isinstance(base.domain, FloatDomain) and base.domain.dtype.itemsize == 8 and scale != 0:
             s, o = float(scale), float(offset)
             if not (math.isfinite(s) and math.isfinite(o)):
@@ -231,8 +245,11 @@ class Lowering:
                 return self._both_present(a, b, sql)  # int64 vs uint64: numpy would round
             return c.CmpCols(a, op, b, da, sql=sql)
         if isinstance(da, TemporalDomain):
-            if da.unit_ns != db.unit_ns:
-                fine, coarse = (a, b) if da.unit_ns < db.unit_ns else (b, a)
+            if da.unit_ns != db.unit_ns or zoned(da) != zoned(db):
+                # the coarser side (or, in one unit, the zone-less side) is cast to the other's type,
+                # as engines do (a zone-less value is read in the session's zone)
+                keep_a = da.unit_ns < db.unit_ns or (da.unit_ns == db.unit_ns and zoned(da))
+                fine, coarse = (a, b) if keep_a else (b, a)
                 wrapped = CastOperand(coarse, fine.domain, "temporal", coarse.sql())
                 a, b = (fine, wrapped) if fine is a else (wrapped, fine)
             return c.CmpCols(a, op, b, a.domain, sql=sql)
@@ -266,6 +283,15 @@ class Lowering:
         if isinstance(op, CastOperand):
             return c.Const(True, sql=str(e))  # a cast may produce NULL (TRY_CAST)
         return c.Presence(op, "null", sql=str(e))
+
+    def _is_nan(self, e: n.IsNan) -> c.Check:
+        """``isnan(x)``: a NaN may be present; ``NOT isnan(x)``: a non-NaN value may be.
+        Integers and decimals hold no NaN (engines cast them to DOUBLE); other types are
+        unknown (Spark casts the text 'NaN' to a NaN)."""
+        op = self.operand(e.arg)
+        if op is None or not isinstance(op.domain, (FloatDomain, IntDomain, DecimalDomain)):
+            return c.Const(True, sql=str(e))
+        return c.Presence(op, "regular" if e.negated else "nan", sql=str(e))
 
     def _in_list(self, e: n.InList) -> c.Check:
         sql = str(e)

@@ -13,18 +13,20 @@ since an over-approximation under a ``NOT`` would turn into an under-approximati
 
 from __future__ import annotations
 
-import datetime as _dt
+import decimal
 import math
+import re
 from dataclasses import replace
 
+import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import TypeMismatchError
-from prune_engine.evaluate.domains import instant_ns
+from prune_engine.evaluate.domains import DAY_NS, EXACT_DECIMAL, date_value, domain_of, instant_ns
 from prune_engine.expr import nodes as n
 
 NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.Column,
-                    n.InList, n.Like, n.RegexpLike)
+                    n.InList, n.Like, n.RegexpLike, n.IsNan)
 
 
 def _map(e: n.Expr, fn) -> n.Expr:
@@ -41,7 +43,7 @@ def _map(e: n.Expr, fn) -> n.Expr:
         return n.Func(e.name, tuple(fn(a) for a in e.args))
     if isinstance(e, n.InList):
         return n.InList(fn(e.arg), e.values, e.negated)
-    if isinstance(e, (n.Not, n.IsNull, n.IsBool, n.Like, n.RegexpLike, n.Negate, n.Cast)):
+    if isinstance(e, (n.Not, n.IsNull, n.IsNan, n.IsBool, n.Like, n.RegexpLike, n.Negate, n.Cast)):
         return replace(e, arg=fn(e.arg))
     return e
 
@@ -49,40 +51,90 @@ def _map(e: n.Expr, fn) -> n.Expr:
 # --- rule 1 ------------------------------------------------------------------------------
 def fold_literal_casts(e: n.Expr) -> n.Expr:
     """``CAST(<literal> AS t)`` and typed literals (``DATE '2024-01-01'``) become literals of
-    type ``t``; a literal that cannot be cast is a type error (the query would fail too).
+    type ``t``; a literal that cannot be read as ``t`` at all is a type error (the query would
+    fail too). A cast whose result engines disagree on stays a cast, which compiles to
+    "unknown" (see :func:`cast_literal`).
 
     >>> str(fold_literal_casts(n.Cast(n.Literal("2024-01-02 10:00"), pa.date32())))
     "DATE '2024-01-02'"
+    >>> str(fold_literal_casts(n.Cast(n.Literal(8), pa.decimal128(6, 2))))
+    '8.00'
     """
     e = _map(e, fold_literal_casts)
     if isinstance(e, n.Func) and e.name == "in" and len(e.args) > 1 and all(isinstance(a, n.Literal) for a in e.args[1:]):
         return n.InList(e.args[0], e.args[1:])  # an IN list whose items were casts of literals
     if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal):
-        return _cast_literal(e.arg, e.to)
+        folded = cast_literal(e.arg, e.to)
+        return folded if folded is not None else e
     if isinstance(e, n.Negate) and isinstance(e.arg, n.Literal) and isinstance(e.arg.value, (int, float)) \
             and not isinstance(e.arg.value, bool):
         return n.Literal(-e.arg.value, e.arg.type)
     return e
 
 
-def _cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal:
+def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
+    """``CAST(lit AS to)`` computed exactly, as SQL engines agree on it; None where they do not.
+
+    Numbers cast to a decimal round half away from zero to its scale (DuckDB, Spark and
+    PostgreSQL agree); to an integer they must be whole. A fraction cast to an integer (DuckDB
+    rounds, Spark truncates), a value beyond the target type (an error, NULL or a wrap), and a
+    double cast to a decimal scale it does not fall on (engines round the binary value
+    differently) give None. Text that is no value of ``to`` is a type error.
+
+    >>> cast_literal(n.Literal(decimal.Decimal("1.005")), pa.decimal128(6, 2)).value
+    Decimal('1.01')
+    >>> cast_literal(n.Literal(decimal.Decimal("2.5")), pa.int32()) is None
+    True
+    """
     v = lit.value
     if v is None:
         return n.Literal(None, to)
     try:
         if pa.types.is_date(to):
-            ns = instant_ns(v)
-            return n.Literal(_dt.date(1970, 1, 1) + _dt.timedelta(days=math.floor(ns / 86_400e9)), to)
+            return n.Literal(date_value(instant_ns(v) // DAY_NS), to)
         if pa.types.is_timestamp(to):
             instant_ns(v)  # validates; the exact text keeps nanoseconds
             return n.Literal(v, to)
-        if pa.types.is_floating(to) and isinstance(v, str):
-            return n.Literal(float(v.strip()), to)
+        if pa.types.is_integer(to) or pa.types.is_decimal(to):
+            return _exact_number_cast(v, to)
+        if pa.types.is_floating(to) and isinstance(v, (str, int, float, decimal.Decimal)):
+            x = float(v.strip()) if isinstance(v, str) else float(v)
+            if pa.types.is_float32(to):
+                with np.errstate(over="ignore"):
+                    x = float(np.float32(x))
+            return n.Literal(x, to)
         if (pa.types.is_binary(to) or pa.types.is_large_binary(to)) and isinstance(v, str):
             return n.Literal(blob_literal(v), to)
         return n.Literal(pa.scalar(v).cast(to).as_py(), to)
-    except (TypeError, ValueError, OverflowError, pa.ArrowException) as err:
+    except (TypeError, ValueError, OverflowError, ArithmeticError, pa.ArrowException) as err:
         raise TypeMismatchError(f"cannot cast literal {lit} to {to}: {err}") from None
+
+
+_INTEGER_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def _exact_number_cast(v, to: pa.DataType) -> n.Literal | None:
+    """A number (or its text) cast to an integer or decimal type, exactly (see :func:`cast_literal`)."""
+    if isinstance(v, str):
+        if pa.types.is_integer(to) and not _INTEGER_TEXT.fullmatch(v):
+            decimal.Decimal(v.strip())  # not a number at all: a type error
+            return None  # '1.5' or '1e2' as an integer: engines differ
+        x = decimal.Decimal(v.strip())
+    elif isinstance(v, (bool, int, float, decimal.Decimal)):
+        x = decimal.Decimal(v)
+    else:
+        raise TypeError(f"{type(v).__name__} is no number")
+    if not x.is_finite():
+        return None
+    if pa.types.is_integer(to):
+        lo, hi = domain_of(to).limits
+        if x != x.to_integral_value() or not lo <= x <= hi:
+            return None
+        return n.Literal(int(x), to)
+    q = x.quantize(decimal.Decimal(1).scaleb(-to.scale), rounding=decimal.ROUND_HALF_UP, context=EXACT_DECIMAL)
+    if (isinstance(v, float) and q != x) or abs(q) >= decimal.Decimal(10) ** (to.precision - to.scale):
+        return None
+    return n.Literal(q, to)
 
 
 def blob_literal(text: str) -> bytes:

@@ -224,10 +224,11 @@ def _double_on_grid(x: float, per_unit: int, always_fuzzy: bool = False) -> Coer
     """A double literal against an integer grid of ``per_unit`` steps per 1.0.
 
     Engines compare such a column with a double by converting the column's values to double,
-    which rounds them: every grid value within one ulp of ``x`` may compare equal. Small
-    integers convert exactly, so there the literal is exact (or strictly between two values).
+    which rounds them: every grid value within one ulp of ``x`` may compare equal. Integers
+    below 2**53 convert exactly (and those above round to 2**53 or more), so there the literal
+    is exact (or strictly between two values); 2**53 itself is where 2**53 + 1 rounds to.
     """
-    if not always_fuzzy and abs(x) <= 2.0**53:
+    if not always_fuzzy and abs(x) < 2.0**53:
         return _exact_or_between(Fraction(x) * per_unit)
     ulp = Fraction(math.ulp(x))
     return Coerced("fuzzy", math.floor((Fraction(x) - ulp) * per_unit), math.ceil((Fraction(x) + ulp) * per_unit))
@@ -327,28 +328,85 @@ class BoolDomain(Domain):
 # dates and timestamps: all literals become exact UTC nanoseconds first
 
 _NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
-_DAY_NS = 86_400 * 10**9
+DAY_NS = 86_400 * 10**9
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _TS_RE = re.compile(
-    r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})"
+    r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(\s*\(BC\))?"
     r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
     r"\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$",
     re.IGNORECASE,
 )
 
 
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date, for any year (0 is 1 BC), as
+    engines read dates past 9999 (DuckDB's ``DATE '5881580-07-10'``).
+
+    >>> days_from_civil(1970, 1, 1), days_from_civil(2000, 3, 1), days_from_civil(294247, 1, 10)
+    (0, 11017, 106751991)
+    """
+    if not (1 <= month <= 12 and 1 <= day <= _month_days(year, month)):
+        raise ValueError(f"no such date: {year:04d}-{month:02d}-{day:02d}")
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def civil_from_days(days: int) -> tuple[int, int, int]:
+    """The (year, month, day) of a day number (0 = 1970-01-01): the inverse of
+    :func:`days_from_civil`.
+
+    >>> civil_from_days(106751991)
+    (294247, 1, 10)
+    """
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, doy - (153 * mp + 2) // 5 + 1
+
+
+def date_value(days: int):
+    """A date literal's value: a ``datetime.date`` where Python has one (years 1 to 9999),
+    else its ISO text (``'5881580-07-10'``, ``'0044-03-15 (BC)'``)."""
+    year, month, day = civil_from_days(days)
+    if 1 <= year <= 9999:
+        return _dt.date(year, month, day)
+    if year >= 1:
+        return f"{year:04d}-{month:02d}-{day:02d}"
+    return f"{1 - year:04d}-{month:02d}-{day:02d} (BC)"
+
+
 def parse_instant_ns(text: str) -> int:
     """Parse an ISO date or timestamp (optional zone; none = UTC) to UTC epoch nanoseconds.
+    Years may have more than four digits, and DuckDB's ``(BC)`` may follow the date.
 
     >>> parse_instant_ns("1970-01-01 00:00:01.5+01:00")
     -3598500000000
+    >>> parse_instant_ns("0001-12-31 (BC) 23:59:59") == parse_instant_ns("0001-01-01") - 10**9
+    True
     """
     m = _TS_RE.match(text)
     if not m:
         raise ValueError(f"not a date or timestamp: {text!r}")
-    y, mo, d, hh, mm, ss, frac, zone = m.groups()
-    days = (_dt.date(int(y), int(mo), int(d)) - _dt.date(1970, 1, 1)).days
-    ns = days * _DAY_NS + (int(hh or 0) * 3600 + int(mm or 0) * 60 + int(ss or 0)) * 10**9
+    y, mo, d, bc, hh, mm, ss, frac, zone = m.groups()
+    year = 1 - int(y) if bc else int(y)
+    days = days_from_civil(year, int(mo), int(d))
+    if int(hh or 0) > 23 or int(mm or 0) > 59 or int(ss or 0) > 59:
+        raise ValueError(f"no such time of day: {text!r}")
+    ns = days * DAY_NS + (int(hh or 0) * 3600 + int(mm or 0) * 60 + int(ss or 0)) * 10**9
     if frac:
         ns += int(frac.ljust(9, "0"))
     if zone and zone.upper() not in ("Z", "UTC"):
@@ -367,7 +425,7 @@ def instant_ns(value: Any) -> int:
         if pa.types.is_timestamp(t):
             return value.value * _NS[t.unit]
         if pa.types.is_date32(t):
-            return value.value * _DAY_NS
+            return value.value * DAY_NS
         if pa.types.is_date64(t):
             return value.value * 10**6
         value = value.as_py()
@@ -376,7 +434,7 @@ def instant_ns(value: Any) -> int:
         delta = aware - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
     if isinstance(value, _dt.date):
-        return (value - _dt.date(1970, 1, 1)).days * _DAY_NS
+        return (value - _dt.date(1970, 1, 1)).days * DAY_NS
     if isinstance(value, str):
         return parse_instant_ns(value)
     raise TypeError(value)
@@ -388,7 +446,7 @@ class TemporalDomain(Domain):
     def __init__(self, type_):
         super().__init__(type_)
         if pa.types.is_date32(type_):
-            self.dtype, self.unit_ns = np.dtype(np.int32), _DAY_NS
+            self.dtype, self.unit_ns = np.dtype(np.int32), DAY_NS
         elif pa.types.is_date64(type_):
             self.dtype, self.unit_ns = np.dtype(np.int64), 10**6
         else:
@@ -461,12 +519,12 @@ class DecimalDomain(Domain):
 
 
 #: exact decimal arithmetic for up to 76 digits (decimal256), never the default 28
-_EXACT = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+EXACT_DECIMAL = decimal.Context(prec=100, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 
 
 def unscaled_to_decimal(unscaled: int, scale: int) -> decimal.Decimal:
     """``unscaled * 10**-scale`` exactly."""
-    return decimal.Decimal(int(unscaled)).scaleb(-scale, context=_EXACT)
+    return decimal.Decimal(int(unscaled)).scaleb(-scale, context=EXACT_DECIMAL)
 
 
 def _fixed_values_words(arr: pa.Array) -> np.ndarray:
@@ -546,19 +604,25 @@ def _unwrap(v):
 
 
 class ArrowDomain(Domain):
+    """Strings and binary compared by bytes. Fixed-size binary bounds are read as binary, so
+    that literals of any length compare with them by bytes (``X'ff'`` against ``binary(4)``)."""
+
     numpy_backed = False
 
     def __init__(self, type_):
         super().__init__(type_)
         self.is_text = pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
-        self.keyed = (pa.types.is_string(type_) or pa.types.is_large_string(type_)
-                      or pa.types.is_binary(type_) or pa.types.is_large_binary(type_))
+        self.value_type = pa.binary() if pa.types.is_fixed_size_binary(type_) else type_
+        self.keyed = (pa.types.is_string(self.value_type) or pa.types.is_large_string(self.value_type)
+                      or pa.types.is_binary(self.value_type) or pa.types.is_large_binary(self.value_type))
 
     def view(self, arr):
+        if arr.type != self.value_type:
+            arr = arr.cast(self.value_type)
         return (KeyedStrings(arr) if self.keyed else arr), validity(arr)
 
     def scalar(self, v):
-        return pa.scalar(v, self.type)
+        return pa.scalar(v, self.value_type)
 
     def compare(self, values, op, scalar):
         if not isinstance(values, KeyedStrings):
@@ -592,7 +656,7 @@ class ArrowDomain(Domain):
         return sorted(set(values))
 
     def isin(self, values, sorted_set):
-        return _arrow_isin(_unwrap(values), sorted_set, self.type)
+        return _arrow_isin(_unwrap(values), sorted_set, self.value_type)
 
     def any_in_range(self, lo, hi, sorted_set):
         return _arrow_any_in_range(self, _unwrap(lo), _unwrap(hi), sorted_set)

@@ -2,15 +2,23 @@
 
 A column's bounds are its min/max statistics. A monotone function of a column has bounds
 computed from the column's: ``x + c`` is in ``[min + c, max + c]``, ``-x`` in ``[-max, -min]``,
-an order-preserving ``CAST`` in ``[cast(min), cast(max)]``. Where that arithmetic would leave
-the result's type range for a container (an engine would fail or wrap around), that
-container's bounds become unknown, so it is kept. NULL and NaN facts carry over from the
-column (``x + c`` is NULL exactly where ``x`` is).
+an order-preserving ``CAST`` in ``[cast(min), cast(max)]``. NULL and NaN facts carry over from
+the column (``x + c`` is NULL exactly where ``x`` is).
+
+Integer results have a type, and engines differ where a value leaves it: DuckDB fails, Spark's
+non-ANSI mode and Polars wrap around (``127 + 1`` is ``-128`` in TINYINT), others widen. A
+prune must hold for all of them, so a container's derived bounds are known only when both of
+the column's bounds are known and both images lie inside the narrowest type an engine may
+compute in (:func:`prune_engine.compile.lower.result_range`): then no value of the container
+overflows anywhere, and every engine computes the exact value. Otherwise both bounds are
+unknown (a wrapped value may lie anywhere) and the container is kept. Narrowing integer casts
+follow the same rule. A cast that changes the time zone reading (a zoned timestamp to a date,
+a zone-less one to a zoned one) shifts instants by the session's offset, so its bounds widen
+by a day.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +26,7 @@ import pyarrow as pa
 
 from prune_engine.compile.bind import ColumnInfo
 from prune_engine.evaluate.context import EvalContext, Facts, both
-from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain, TemporalDomain, domain_of
+from prune_engine.evaluate.domains import DAY_NS, Domain, FloatDomain, IntDomain, TemporalDomain, domain_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +46,10 @@ class ColumnOperand:
 
     def sql(self) -> str:
         return ".".join(self.info.path)
+
+    @property
+    def limits(self):
+        return self.domain.limits
 
 
 _I64 = (-(2**63), 2**63 - 1)
@@ -73,6 +85,12 @@ def _in_range(values: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return (values >= lo) & (values <= hi)
 
 
+def _whole(lo, lov, hi, hiv, lo_in: int, hi_in: int) -> np.ndarray:
+    """Containers whose bounds are both known and both inside ``[lo_in, hi_in]``: there every
+    value is, so a monotone map defined on that range is exact for the whole container."""
+    return both(both(lov, hiv), _in_range(lo, lo_in, hi_in) & _in_range(hi, lo_in, hi_in))
+
+
 @dataclass(frozen=True, eq=False)
 class ArithOperand(_Derived):
     """``base * scale + offset`` with integer or float64 arithmetic (``scale`` is +-1 or a
@@ -97,29 +115,34 @@ class ArithOperand(_Derived):
                 a = lo.astype(np.float64) * self.scale + self.offset
                 b = hi.astype(np.float64) * self.scale + self.offset
             return a, lov, b, hiv
-        # exact integer arithmetic: check the inputs so that no intermediate overflows
-        rmin, rmax = self.limits
-        ok_lo, ok_hi = self._safe_inputs(rmin, rmax)
-        a_ok = _in_range(lo, *ok_lo) if ok_lo else np.zeros(len(lo), bool)
-        b_ok = _in_range(hi, *ok_hi) if ok_hi else np.zeros(len(hi), bool)
+        safe = self.safe_inputs()
+        if safe is None:
+            return _no_bounds(ctx)
+        ok = _whole(lo, lov, hi, hiv, *safe)
+        # exact: the images lie in int64, and int64 arithmetic wraps modulo 2**64
         with np.errstate(all="ignore"):
-            a = np.where(a_ok, lo, 0).astype(np.int64) * np.int64(self.scale) + np.int64(self.offset)
-            b = np.where(b_ok, hi, 0).astype(np.int64) * np.int64(self.scale) + np.int64(self.offset)
-        return a, both(lov, a_ok), b, both(hiv, b_ok)
+            a = np.where(ok, lo, 0).astype(np.int64) * np.int64(self.scale) + np.int64(self.offset)
+            b = np.where(ok, hi, 0).astype(np.int64) * np.int64(self.scale) + np.int64(self.offset)
+        return a, ok, b, ok
 
-    def _safe_inputs(self, rmin: int, rmax: int):
-        """The input range whose image ``x * scale + offset`` stays inside [rmin, rmax]."""
+    def safe_inputs(self) -> tuple[int, int] | None:
+        """The inputs ``x`` (inside int64) whose image ``x * scale + offset`` stays inside the
+        result range and int64, computed exactly; None when there are none.
+
+        >>> op = ArithOperand(None, 1, -1, None, (-(2**63), 2**63 - 1), "x - 1")
+        >>> op.safe_inputs() == (-(2**63) + 1, 2**63 - 1)
+        True
+        """
         s, c = int(self.scale), int(self.offset)
+        rmin, rmax = max(self.limits[0], _I64[0]), min(self.limits[1], _I64[1])
         if s == 0:
-            return None, None
-        lo_in = (rmin - c) / s
-        hi_in = (rmax - c) / s
-        if s < 0:
-            lo_in, hi_in = hi_in, lo_in
-        rng = (max(math.ceil(lo_in), _I64[0]), min(math.floor(hi_in), _I64[1]))
-        if rng[0] > rng[1]:
-            return None, None
-        return rng, rng
+            return None
+        if s > 0:  # rmin <= x*s + c <= rmax
+            lo_in, hi_in = -((c - rmin) // s), (rmax - c) // s
+        else:
+            lo_in, hi_in = -((c - rmax) // s), (rmin - c) // s
+        lo_in, hi_in = max(lo_in, _I64[0]), min(hi_in, _I64[1])
+        return (lo_in, hi_in) if lo_in <= hi_in else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,6 +154,10 @@ class CastOperand(_Derived):
     domain: Domain
     kind: str
     text: str
+
+    @property
+    def limits(self):
+        return self.domain.limits
 
     def facts(self, ctx):
         f = self.base.facts(ctx)
@@ -147,24 +174,31 @@ class CastOperand(_Derived):
             with np.errstate(all="ignore"):
                 return lo.astype(self.domain.dtype), lov, hi.astype(self.domain.dtype), hiv
         if self.kind == "int_to_int":
-            tmin, tmax = self.domain.limits
-            a_ok = _in_range(lo, tmin, tmax)
-            b_ok = _in_range(hi, tmin, tmax)
-            return (np.where(a_ok, lo, 0).astype(self.domain.dtype), both(lov, a_ok),
-                    np.where(b_ok, hi, 0).astype(self.domain.dtype), both(hiv, b_ok))
+            ok = _whole(lo, lov, hi, hiv, *self.domain.limits)
+            return (np.where(ok, lo, 0).astype(self.domain.dtype), ok,
+                    np.where(ok, hi, 0).astype(self.domain.dtype), ok)
         src, dst = self.base.domain.unit_ns, self.domain.unit_ns
         if src >= dst:  # to a finer unit: exact multiplication, unless it overflows
             factor = src // dst
             limit = (2**63 - 1) // factor
-            a_ok = _in_range(lo, -limit, limit)
-            b_ok = _in_range(hi, -limit, limit)
-            a = np.where(a_ok, lo, 0).astype(np.int64) * factor
-            b = np.where(b_ok, hi, 0).astype(np.int64) * factor
-            return a.astype(self.domain.dtype), both(lov, a_ok), b.astype(self.domain.dtype), both(hiv, b_ok)
-        # to a coarser unit: engines floor, truncate or round; floor(lo) and ceil(hi) bound all
-        factor = dst // src
-        return (np.floor_divide(lo.astype(np.int64), factor).astype(self.domain.dtype), lov,
-                (-np.floor_divide(-hi.astype(np.int64), factor)).astype(self.domain.dtype), hiv)
+            lov = hiv = _whole(lo, lov, hi, hiv, -limit, limit)
+            a = np.where(lov, lo, 0).astype(np.int64) * factor
+            b = np.where(hiv, hi, 0).astype(np.int64) * factor
+        else:  # to a coarser unit: engines floor, truncate or round; floor(lo) and ceil(hi) bound all
+            factor = dst // src
+            a = np.floor_divide(lo.astype(np.int64), factor)
+            b = np.floor_divide(hi.astype(np.int64), factor) + (np.mod(hi.astype(np.int64), factor) != 0)
+        if zoned(self.base.domain) != zoned(self.domain):  # read in the session's zone: +-1 day
+            day = DAY_NS // dst
+            tmin, tmax = self.domain.limits
+            lov, hiv = both(lov, a >= tmin + day), both(hiv, b <= tmax - day)
+            a, b = np.where(lov, a, tmin + day) - day, np.where(hiv, b, tmax - day) + day
+        return a.astype(self.domain.dtype), lov, b.astype(self.domain.dtype), hiv
+
+
+def zoned(domain: Domain) -> bool:
+    """Does the domain hold instants (a timestamp with a zone), rather than wall-clock values?"""
+    return pa.types.is_timestamp(domain.type) and domain.type.tz is not None
 
 
 Operand = ColumnOperand | ArithOperand | CastOperand

@@ -131,6 +131,10 @@ class Builder:
     def is_not_null(self) -> "Builder":
         return Builder(n.IsNull(self.node, negated=True))
 
+    def is_nan(self) -> "Builder":
+        """``isnan(x)``: TRUE for NaN, NULL for NULL, FALSE otherwise (``~`` gives ``NOT isnan``)."""
+        return Builder(n.IsNan(self.node))
+
     def like(self, pattern: str, escape: str | None = None) -> "Builder":
         """SQL ``LIKE`` (case-sensitive; ``%`` any run, ``_`` one character)."""
         return Builder(n.Like(self.node, pattern, escape))

@@ -279,6 +279,8 @@ def _call(name: str, args: list[tuple[n.Expr, bool]], options: dict | None) -> t
         return _match(name, nodes[0], options["pattern"], bool(options.get("ignore_case"))), exact
     if name == "cast" and len(nodes) == 1 and "to_type" in options:
         return _cast(nodes[0], options), exact
+    if name == "is_nan" and len(nodes) == 1:
+        return n.IsNan(nodes[0]), exact
     if exact and len(nodes) == 1:  # functions that see NULLs need the exact argument
         if name == "is_valid":
             return n.IsNull(nodes[0], negated=True), True

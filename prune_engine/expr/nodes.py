@@ -226,6 +226,24 @@ class IsNull(Expr):
 
 
 @dataclass(frozen=True)
+class IsNan(Expr):
+    """``isnan(arg)`` (``negated``: ``NOT isnan(arg)``): NULL for a NULL ``arg``, FALSE for any
+    value of a type without NaN."""
+
+    arg: Expr
+    negated: bool = False
+
+    def children(self):
+        return (self.arg,)
+
+    def invert(self):
+        return IsNan(self.arg, not self.negated)
+
+    def sql(self):
+        return f"{'NOT ' if self.negated else ''}isnan({self.arg})"
+
+
+@dataclass(frozen=True)
 class IsBool(Expr):
     """``arg IS [NOT] TRUE`` / ``arg IS [NOT] FALSE``: never NULL."""
 
@@ -406,7 +424,8 @@ def _wrap(e: Expr, in_and: bool = False) -> str:
     """Render ``e`` as an operand, with parentheses where SQL precedence needs them:
     an OR inside an AND, and any predicate under NOT or inside a comparison."""
     text = e.sql()
-    if isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)):
+    if isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
+            isinstance(e, IsNan) and not e.negated):
         return text
     if in_and and not isinstance(e, Or):
         return text

@@ -10,7 +10,11 @@ what PySpark and DuckDB users write both parses: ```a.b`.c``, ``"Name"``, ``RLIK
 Mapping decisions worth knowing:
 
 - Numbers keep their exactness: ``1`` is an ``int``, ``1.5`` a :class:`decimal.Decimal` (SQL
-  decimal literals are exact), ``1e3`` a ``float``. ``-5`` is folded to the literal ``-5``.
+  decimal literals are exact), ``1e3`` a ``float``. ``-5`` is folded to the literal ``-5``. In
+  DuckDB's dialect (the default) a decimal literal of more than 38 digits is a DOUBLE, as DuckDB
+  reads it (``1.00000000000000000000000000000000000000`` is ``1.0``).
+- ``X'6162'`` is the bytes ``b'ab'`` (where the dialect reads it as an integer, the integer).
+- ``isnan(x)`` / ``is_nan(x)`` and ``x IS [NOT] NAN`` are :class:`~prune_engine.expr.nodes.IsNan`.
 - Typed literals (``DATE '2020-01-01'``) stay ``Cast(Literal(str), type)``; the compiler folds them.
 - ``NOT`` stays a :class:`~prune_engine.expr.nodes.Not`, except over a predicate that has a
   negated form of its own (``IS NULL``, ``LIKE``, ``IN``, ``IS DISTINCT FROM``, ...): there the
@@ -47,10 +51,12 @@ __all__ = ["parse_sql", "like_escape"]
 
 
 class _PruneSql(DuckDB):
-    """DuckDB's dialect, also accepting Spark's backtick-quoted identifiers."""
+    """DuckDB's dialect, also accepting Spark's backtick-quoted identifiers and the hex binary
+    literal ``X'..'`` (DuckDB, Spark, PostgreSQL and DataFusion all read it as bytes)."""
 
     class Tokenizer(DuckDB.Tokenizer):
         IDENTIFIERS = ['"', "`"]
+        HEX_STRINGS = [("x'", "'"), ("X'", "'")]
 
 
 #: function names (any dialect) meaning "the list contains the value", arguments (list, value)
@@ -63,6 +69,8 @@ _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
 
 _NUMBER_INT = re.compile(r"[0-9]+")
 _NUMBER_DECIMAL = re.compile(r"[0-9]*\.[0-9]*")
+#: DuckDB reads a decimal literal of more digits than this (leading zeros counted) as a DOUBLE
+_DUCKDB_DECIMAL_DIGITS = 38
 
 
 def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
@@ -89,7 +97,10 @@ def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
     except TokenError as e:
         offset = getattr(getattr(tokenizer, "_core", tokenizer), "_start", len(text))
         cause = e.__cause__ if isinstance(e.__cause__, TokenError) else None
-        what = "unterminated string, identifier or comment" if cause else "cannot read this character"
+        what = "cannot read this character"
+        if cause is not None:
+            what = ("a hex literal with a character that is no hex digit" if "Numeric string" in str(cause)
+                    else "unterminated string, identifier or comment")
         raise SqlParseError(what, text, *_line_col(text, offset)) from None
     try:
         statements = [s for s in dialect_obj.parser().parse(tokens, text) if s is not None]
@@ -213,11 +224,28 @@ class _Converter:
         if _NUMBER_INT.fullmatch(text):
             return n.Literal(int(text))
         if _NUMBER_DECIMAL.fullmatch(text):
+            if isinstance(self.dialect, DuckDB) and sum(ch.isdigit() for ch in text) > _DUCKDB_DECIMAL_DIGITS:
+                return n.Literal(float(text))  # too wide for DECIMAL: DuckDB reads a DOUBLE
             return n.Literal(decimal.Decimal(text))
         try:
             return n.Literal(float(text))
         except ValueError:
             return n.Func("literal", ())
+
+    def hex_string(self, node: exp.HexString) -> n.Expr:
+        digits = node.this
+        if node.args.get("is_integer"):
+            return n.Literal(int(digits or "0", 16))
+        start = node.meta.get("start")
+        if start is not None and self.sql[start:start + 2].lower() == "0x":
+            # sqlglot reads 0x10 as a hex string; DuckDB rejects it, MySQL reads the number 16
+            raise SqlParseError("0x... is not a number in this dialect; write X'..' for bytes",
+                                self.sql, *self.position(node))
+        try:
+            return n.Literal(bytes.fromhex(digits))
+        except ValueError:
+            raise SqlParseError(f"hex literal X'{digits}' must hold whole bytes (pairs of hex digits)",
+                                self.sql, *self.position(node)) from None
 
     def boolean(self, node: exp.Boolean) -> n.Expr:
         return n.Literal(bool(node.this))
@@ -255,7 +283,7 @@ class _Converter:
 
     def not_(self, node: exp.Not) -> n.Expr:
         inner = self.convert(node.this)
-        if isinstance(inner, (n.IsNull, n.IsBool, n.IsDistinct, n.InList, n.Like, n.RegexpLike)):
+        if isinstance(inner, (n.IsNull, n.IsNan, n.IsBool, n.IsDistinct, n.InList, n.Like, n.RegexpLike)):
             return inner.invert()
         return n.Not(inner)
 
@@ -273,7 +301,12 @@ class _Converter:
             return n.IsNull(self.convert(node.this))
         if isinstance(target, exp.Boolean):
             return n.IsBool(self.convert(node.this), bool(target.this))
+        if _is_nan_keyword(target):  # x IS NAN (Oracle's spelling)
+            return n.IsNan(self.convert(node.this))
         return self.generic(node)
+
+    def is_nan(self, node: exp.IsNan) -> n.Expr:
+        return n.IsNan(self.convert(node.this))
 
     def between(self, node: exp.Between) -> n.Expr:
         if node.args.get("symmetric"):
@@ -371,6 +404,7 @@ class _Converter:
 
 _HANDLERS: dict[type, Any] = {
     exp.Literal: _Converter.literal,
+    exp.HexString: _Converter.hex_string,
     exp.Boolean: _Converter.boolean,
     exp.Null: _Converter.null,
     exp.Column: _Converter.column,
@@ -383,6 +417,7 @@ _HANDLERS: dict[type, Any] = {
     exp.NullSafeEQ: _Converter.null_safe,
     exp.NullSafeNEQ: _Converter.null_safe,
     exp.Is: _Converter.is_,
+    exp.IsNan: _Converter.is_nan,
     exp.Between: _Converter.between,
     exp.In: _Converter.in_,
     exp.Like: _Converter.like,
@@ -397,6 +432,12 @@ _HANDLERS: dict[type, Any] = {
     **{cls: _Converter.compare for cls in _COMPARE},
     **{cls: _Converter.arith for cls in _ARITH},
 }
+
+
+def _is_nan_keyword(node: exp.Expr) -> bool:
+    """The bare word ``NAN`` (unquoted), as in ``x IS NAN``."""
+    return (isinstance(node, exp.Column) and len(node.parts) == 1 and isinstance(node.this, exp.Identifier)
+            and not node.this.quoted and node.this.this.upper() == "NAN")
 
 
 def _is_str(e: n.Expr) -> bool:

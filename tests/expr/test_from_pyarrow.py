@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from prune_engine.errors import PruneEngineError
 from prune_engine.expr.from_arrow import from_pyarrow
 from prune_engine.expr.nodes import (
-    FALSE, And, Arith, Cast, Column, Compare, Expr, Func, InList, IsNull, Like, Literal, Negate, Not,
+    FALSE, And, Arith, Cast, Column, Compare, Expr, Func, InList, IsNan, IsNull, Like, Literal, Negate, Not,
     Or, RegexpLike,
 )
 
@@ -61,6 +61,8 @@ MAPPINGS = [
     (f("x").is_null(), IsNull(x)),
     (f("x").is_valid(), IsNull(x, negated=True)),
     (pc.is_null(f("x"), nan_is_null=True), Or((IsNull(x), Func("is_nan", (x,))))),
+    (pc.is_nan(f("x")), IsNan(x)),
+    (~pc.is_nan(f("x")), Not(IsNan(x))),
     (pc.is_null(f("x") < f("y")), Func("is_null", (And((Compare("<", x, y), Not(Func("is_nan", (x,))),
                                                          Not(Func("is_nan", (y,))))),))),
     (pc.is_null(pc.Expression._call("and", [f("a"), f("b")])),
@@ -101,7 +103,6 @@ MAPPINGS = [
     (f("x").cast(pa.string()) == "1", Compare("=", Func("cast", (x,)), Literal("1", pa.string()))),
     # everything else is opaque
     (f("x") / 2 < 1, Compare("<", Func("divide_checked", (x, i64(2))), i64(1))),
-    (pc.is_nan(f("x")), Func("is_nan", (x,))),
     (pc.utf8_length(f("s")) > 3,
      And((Compare(">", Func("utf8_length", (s,)), i64(3)), Compare("<", Func("utf8_length", (s,)), NAN)))),
     # nested fields

@@ -11,7 +11,6 @@ import pytest
 from prune_engine.errors import IndexCorruptError, PruneEngineError
 from prune_engine.ngram import reference as R
 from prune_engine.ngram.build import build_index, build_index_column
-from prune_engine.errors import NgramError
 from prune_engine.ngram.format import (
     FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF, decode_entry, encode_entry,
 )

@@ -46,6 +46,11 @@ class Tally:
     def check(self, case: Case, sources: dict[str, pa.Table], preds: list[Pred], label: str = "") -> None:
         """Check every predicate against every statistics table of ``case``."""
         matches = self.oracle.matching(case.table, [p.sql("duck") for p in preds])
+        wrapped = [i for i, p in enumerate(preds) if p.sql("wrap") != p.sql("duck")]
+        if wrapped:  # another semantics engines have: its matching rows must be kept too
+            more = self.oracle.matching(case.table, [preds[i].sql("wrap") for i in wrapped])
+            for i, m in zip(wrapped, more):
+                matches[i] = m if matches[i] is None else matches[i] | (m or set())
         for pred, match in zip(preds, matches):
             if match is None:
                 self.duck_rejected += 1
@@ -95,7 +100,8 @@ class Tally:
     # ----------------------------------------------------------------- failure reports
 
     def still_fails(self, case: Case, stats_row: pa.Table, cid: str, pred: Pred) -> bool:
-        match = self.oracle.matching(_rows_of(case, cid), [pred.sql("duck")])[0]
+        rows = _rows_of(case, cid)
+        match = any(self.oracle.matching(rows, [pred.sql(d)])[0] for d in ("duck", "wrap"))
         if not match:
             return False
         mask = _prune(stats_row, pred.sql("pe"))
@@ -117,7 +123,8 @@ class Tally:
         row = stats.slice(index, 1)
         small = self.minimise(case, row, cid, pred) if self.still_fails(case, row, cid, pred) else pred
         cols = sorted(small.columns()) or sorted(pred.columns())
-        witnesses = self.oracle.witnesses(case.table, small.sql("duck"), cid)
+        dialect = "duck" if self.oracle.matching(_rows_of(case, cid), [small.sql("duck")])[0] else "wrap"
+        witnesses = self.oracle.witnesses(case.table, small.sql(dialect), cid)
         tops = sorted({c.split(".")[0] for c in cols} & set(witnesses.column_names))
         rows = printable(witnesses.select(tops)).to_pylist() if tops else []
         stats_rows = printable(row).to_pylist()
@@ -126,7 +133,8 @@ class Tally:
             f"UNSOUND PRUNE: container {cid!r} holds a row matching the predicate, "
             f"but pe.prune pruned it ({label.strip()}).\n"
             f"  minimal predicate (prune_engine SQL): {small.sql('pe')}\n"
-            f"  minimal predicate (DuckDB SQL):       {small.sql('duck')}\n"
+            f"  minimal predicate (DuckDB SQL{', integers wrapped' if dialect == 'wrap' else ''}): "
+            f"{small.sql(dialect)}\n"
             f"  original predicate: {pred.sql('pe')[:500]}\n"
             f"  matching rows (DuckDB, SET TimeZone='UTC'): {rows}\n"
             f"  data schema: {_schema_line(case.table.select(tops) if tops else case.table)}\n"

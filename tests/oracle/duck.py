@@ -23,6 +23,9 @@ class DuckOracle:
     """One DuckDB connection, reused; :meth:`matching` registers the table it is given."""
 
     def __init__(self):
+        self._connect()
+
+    def _connect(self):
         self.con = duckdb.connect()
         self.con.execute("SET TimeZone='UTC'")
         self.con.execute("SET threads=1")
@@ -30,14 +33,25 @@ class DuckOracle:
     def matching(self, table: pa.Table, predicates: list[str]) -> list[set[str] | None]:
         """For each predicate (DuckDB SQL), the ids of the containers holding a matching row,
         or ``None`` when DuckDB rejects the predicate."""
+        self.table = table
         self.con.register("t", table)
         try:
             try:
                 return self._batch(predicates)
             except duckdb.Error:
+                self._recover()
                 return [self._one(p) for p in predicates]
         finally:
             self.con.unregister("t")
+
+    def _recover(self):
+        """A fresh connection after an internal DuckDB error (a few casts at the very ends of
+        the timestamp range fail inside DuckDB and invalidate the database)."""
+        try:
+            self.con.execute("SELECT 1").fetchall()
+        except duckdb.Error:
+            self._connect()
+            self.con.register("t", self.table)
 
     def _batch(self, predicates: list[str]) -> list[set[str]]:
         if not predicates:
@@ -50,6 +64,7 @@ class DuckOracle:
         try:
             return self._batch([predicate])[0]
         except duckdb.Error:
+            self._recover()
             return None
 
     def witnesses(self, table: pa.Table, predicate: str, cid: str, limit: int = 5) -> pa.Table:

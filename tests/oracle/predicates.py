@@ -49,7 +49,8 @@ FLIP = {"=": "=", "!=": "!=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": 
 
 
 class Pred(abc.ABC):
-    """A predicate; ``sql(dialect)`` with dialect ``"pe"`` or ``"duck"``."""
+    """A predicate; ``sql(dialect)`` with dialect ``"pe"``, ``"duck"`` or ``"wrap"`` (DuckDB
+    under wrapping integer arithmetic, see :class:`Atom`)."""
 
     @abc.abstractmethod
     def sql(self, dialect: str = "pe") -> str:
@@ -70,12 +71,19 @@ class Pred(abc.ABC):
 
 @dataclass(frozen=True)
 class Atom(Pred):
+    """``pe``: prune_engine's SQL; ``duck``: DuckDB's, with exact (HUGEINT) integer arithmetic;
+    ``wrap``: DuckDB's under another semantics engines have (integer results wrapped around
+    the narrowest type), None when there is no other."""
+
     pe: str
     duck: str
     cols: tuple[str, ...] = ()
+    wrap: str | None = None
 
     def sql(self, dialect="pe"):
-        return self.pe if dialect == "pe" else self.duck
+        if dialect == "pe":
+            return self.pe
+        return self.wrap if dialect == "wrap" and self.wrap is not None else self.duck
 
     def columns(self):
         return set(self.cols)
@@ -177,7 +185,10 @@ def sql_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def sql_blob(b: bytes) -> str:
+def sql_blob(b: bytes, hex_form: bool = False) -> str:
+    """A BLOB literal: ``'\\x61'::BLOB``, or (``hex_form``) ``X'61'``."""
+    if hex_form:
+        return f"X'{b.hex()}'"
     return "'" + "".join(f"\\x{x:02x}" for x in b) + "'::BLOB"
 
 
@@ -293,13 +304,13 @@ def literal(rnd, case: Case, leaf: Leaf) -> str:
         return sql_string(rnd.choice(_string_neighbours(v)))
     if kind == "binary":
         if v is None:
-            return sql_blob(rnd.choice([b"", b"\x00", b"\xff"]))
+            return sql_blob(rnd.choice([b"", b"\x00", b"\xff"]), rnd.random() < 0.3)
         cands = [v, v + b"\x00", v[:-1]]
         if v and v[-1] < 255:
             cands.append(v[:-1] + bytes([v[-1] + 1]))
         if v and v[-1] > 0:
             cands.append(v[:-1] + bytes([v[-1] - 1]))
-        return sql_blob(rnd.choice(cands))
+        return sql_blob(rnd.choice(cands), rnd.random() < 0.3)
     if kind == "bool":
         return rnd.choice(["TRUE", "FALSE"])
     raise KeyError(kind)  # pragma: no cover
@@ -373,6 +384,10 @@ def _filler(rnd, leaf: Leaf, i: int) -> str:
     return rnd.choice(["TRUE", "FALSE"])
 
 
+def atom_is_nan(rnd, case, leaf):
+    return same(rnd.choice([f"isnan({_ref(leaf)})", f"NOT isnan({_ref(leaf)})"]), leaf.name)
+
+
 def atom_is_null(rnd, case, leaf):
     return same(f"{_ref(leaf)} IS {'NOT ' if rnd.random() < 0.5 else ''}NULL", leaf.name)
 
@@ -395,13 +410,29 @@ def atom_column_pair(rnd, case, leaf):
         op = f"IS {neg}DISTINCT FROM"
     else:
         op = rnd.choice(COMPARE_OPS)
+    return column_pair(leaf, op, other)
+
+
+def column_pair(leaf: Leaf, op: str, other: Leaf) -> Atom:
+    """``leaf op other`` for two columns (``op`` also ``IS [NOT] DISTINCT FROM``)."""
     a, b = _ref(leaf), _ref(other)
     da, db = a, b
-    ns = [x.kind == "timestamp" and x.type.unit == "ns" for x in (leaf, other)]
-    if any(ns) and leaf.type != other.type:
-        # DuckDB compares nanosecond timestamps with other temporal types only after a cast
-        da, db = (f"CAST({x} AS TIMESTAMP_NS)" for x in (a, b))
+    temporal = {x.kind for x in (leaf, other)} <= {"date", "timestamp"}
+    if temporal and leaf.type != other.type:
+        # DuckDB casts one side to the other's type first (nanosecond timestamps only
+        # explicitly), which fails past 2262 or for far dates: compare exact instants instead
+        # (a zone-less value read in UTC, DuckDB's session zone here)
+        da, db = _epoch_ns(leaf), _epoch_ns(other)
     return Atom(f"{a} {op} {b}", f"{da} {op} {db}", (leaf.name, other.name))
+
+
+def _epoch_ns(leaf: Leaf) -> str:
+    """DuckDB SQL for the instant of a date or timestamp column as HUGEINT nanoseconds."""
+    if leaf.kind == "date":
+        return f"CAST(datediff('day', DATE '1970-01-01', {leaf.name}) AS HUGEINT) * {86400 * 10**9}"
+    if leaf.type.unit == "ns":
+        return f"CAST(epoch_ns({leaf.name}) AS HUGEINT)"
+    return f"CAST(epoch_us({leaf.name}) AS HUGEINT) * 1000"
 
 
 def atom_bool(rnd, case, leaf):
@@ -530,6 +561,8 @@ def atom(rnd, case: Case) -> Atom:
         choices += [atom_like] * 5 + [atom_unknown_function]
     if leaf.kind in ("int", "float", "decimal"):
         choices += [atom_arith] * 3 + [atom_unknown_function]
+    if leaf.kind == "float":
+        choices += [atom_is_nan]
     if leaf.kind in ("int", "float", "date"):
         choices += [atom_cast] * 2
     return rnd.choice(choices)(rnd, case, leaf)

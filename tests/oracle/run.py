@@ -15,10 +15,11 @@ from __future__ import annotations
 import pathlib
 import tempfile
 
+from .boundary import boundary_case, boundary_predicates
 from .check import Tally
 from .data import FAMILIES, random_case
 from .predicates import random_predicate
-from .stats import arrow_stats, degrade, parquet_stats, reference_stats
+from .stats import arrow_stats, blank, degrade, parquet_stats, reference_stats
 
 
 def family_columns(rnd, family: str) -> list[str]:
@@ -50,3 +51,19 @@ def run_round(tally: Tally, rnd, *, family: str = "mixed", n_predicates: int = 1
         sources["collect_stats+degraded"] = degrade(pq_stats, rnd)
     preds = [random_predicate(rnd, case) for _ in range(n_predicates)]
     tally.check(case, sources, preds, label=label)
+
+
+def run_boundary_round(tally: Tally, rnd, column: str, other: str | None = None, *, budget: int = 600,
+                       label: str = "") -> None:
+    """Check ``budget`` boundary predicates (:mod:`tests.oracle.boundary`) over one column of
+    boundary values (or the comparisons of two), against exact statistics, the same with the
+    min or the max unknown everywhere, ``pe.stats_from_arrow`` and ``pe.collect_stats`` over a
+    Parquet file."""
+    case = boundary_case(rnd, column, other)
+    ref = reference_stats(case, rnd)
+    with tempfile.TemporaryDirectory() as tmp:
+        pq_stats = parquet_stats(case, pathlib.Path(tmp) / "data.parquet")
+    sources = {"reference": ref, "reference-no-min": blank(ref, "min_values"),
+               "reference-no-max": blank(ref, "max_values"), "stats_from_arrow": arrow_stats(case),
+               "collect_stats": pq_stats}
+    tally.check(case, sources, boundary_predicates(rnd, case, budget), label=label)

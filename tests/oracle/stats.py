@@ -207,6 +207,13 @@ def degrade(stats: pa.Table, rnd, level: float = 0.3) -> pa.Table:
     return out
 
 
+def blank(stats: pa.Table, name: str) -> pa.Table:
+    """``stats`` with the struct column ``name`` unknown (null) for every container."""
+    col = stats.column(name).combine_chunks()
+    return stats.set_column(stats.schema.get_field_index(name), stats.schema.field(name),
+                            _with_mask(col, [True] * len(col)))
+
+
 def _with_mask(col: pa.StructArray, extra: list[bool]) -> pa.StructArray:
     mask = [bool(a) or b for a, b in zip(col.is_null().to_pylist(), extra)]
     return pa.StructArray.from_arrays([col.field(i) for i in range(col.type.num_fields)],
