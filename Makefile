@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-fast bench clean
+.PHONY: demo test test-fast fuzz bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,19 @@ test: $(VENV)/.installed
 # the quick loop: no slow sweeps
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not slow" tests
+
+# fresh randomness and a larger budget (not run in CI): the property tests with ten times the
+# examples, then the differential sweeps on new seeds for FUZZ_MINUTES; prints how to reproduce
+ifndef SEED
+SEED := $(shell $(PYTHON) -c "import random; print(random.SystemRandom().randrange(2**32))")
+endif
+FUZZ_MINUTES ?= 10
+fuzz: $(VENV)/.installed
+	@echo "fuzz seed $(SEED): reproduce with  make fuzz SEED=$(SEED)"
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider -m "not slow" --hypothesis-seed=$(SEED) \
+		--deselect tests/test_notebooks.py tests; status=$$?; \
+	$(PY) -m tests.fuzz --seed $(SEED) --minutes $(FUZZ_MINUTES) || status=1; \
+	echo "fuzz seed $(SEED): reproduce with  make fuzz SEED=$(SEED)"; exit $$status
 
 bench: $(VENV)/.installed
 	$(PY) -m pytest bench -q --benchmark-json=.benchmarks/latest.json

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import peers  # noqa: E402
 from peers import All, Any_, Cmp, In, Prefix, to_numpy  # noqa: E402
 from synthetic import DATA_TYPES, TS_START, make_stats, scenarios  # noqa: E402
+from tests.budget import examples
 
 N = 3000
 PRECISE = ["floor", "duckdb", "pyarrow", "polars", "python"]
@@ -195,7 +196,7 @@ def table_and_predicate(draw):
     return t, pred
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table_and_predicate())
 def test_random_predicates_agree(case):
     t, pred = case

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
 from tests.oracle.check import Tally
 from tests.oracle.data import FAMILIES
 from tests.oracle.duck import DuckOracle
@@ -26,7 +27,7 @@ ORACLE = DuckOracle()
 
 
 @pytest.mark.parametrize("family", [*FAMILIES, "mixed"])
-@settings(max_examples=60, deadline=None, database=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(rnd=st.randoms(use_true_random=False))
 def test_no_container_with_a_matching_row_is_pruned(family, rnd):

@@ -8,6 +8,7 @@ kept; and ``pe.prune`` must never let a third-party exception escape.
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import duckdb
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
+from tests.oracle.boundary import wrap_sql
 
 
 def one_container(name: str, typ: pa.DataType, rows: list) -> tuple[pa.Table, pa.Table]:
@@ -71,6 +73,42 @@ UNSOUND = [
      "i IN (7246393565535786211, CAST('-16.0' AS DOUBLE))", None),
     ("double-bound-coerces-decimal", "d", pa.decimal128(18, 4), [Decimal("-2361793096981.1590")],
      "d BETWEEN -2361793096981.15895 AND CAST('0.0783' AS DOUBLE)", None),
+    # issue #8, found by the boundary sweep (tests/oracle/boundary.py)
+    # safe input ranges were computed in floating point: 2**63 - 1 - c rounded to 2**63
+    ("i64-minus-one-at-min", "i64", pa.int64(), [-(2**63)], "i64 - 1 < -9223372036854775807",
+     "CAST(i64 AS HUGEINT) - 1 < -9223372036854775807"),
+    ("negate-int64-min", "i64", pa.int64(), [-(2**63)], "-i64 > 0", "0 - CAST(i64 AS HUGEINT) > 0"),
+    ("i64-plus-two-at-max", "i64", pa.int64(), [2**63 - 1], "i64 - -2 >= 32769",
+     "CAST(i64 AS HUGEINT) - -2 >= 32769"),
+    ("huge-factor-times-i8", "i8", pa.int8(), [1, 2], "4611686018427387904 * i8 = 9223372036854775808",
+     "4611686018427387904 * CAST(i8 AS HUGEINT) = 9223372036854775808"),
+    # engines that wrap around the column's type (Spark's non-ANSI mode, Polars): both bounds
+    # must stay inside the type for either derived bound to be known
+    ("i8-plus-two-wraps", "i8", pa.int8(), [0, 127], "i8 + 2 <= 0",
+     wrap_sql("CAST(i8 AS HUGEINT) + 2", -128, 127) + " <= 0"),
+    ("u8-minus-two-wraps", "u", pa.uint8(), [0, 5], "u - 2 > 200", wrap_sql("CAST(u AS HUGEINT) - 2", 0, 255) + " > 200"),
+    ("negative-int-cast-to-unsigned", "i", pa.int32(), [-1, 5], "CAST(i AS UBIGINT) > 32768",
+     f"CAST({wrap_sql('CAST(i AS HUGEINT)', 0, 2**64 - 1)} AS UBIGINT) > 32768"),
+    # 2**53 + 1 rounds to the double 2**53: a double literal 2**53 is no exact integer test
+    ("double-2p53-against-int64", "i", pa.int64(), [2**53 + 1], "i IN (127, 9007199254740993e0)", None),
+    ("double-2p53-against-uint64", "u", pa.uint64(), [2**53 + 1], "u <= CAST('9007199254740992.0' AS DOUBLE)", None),
+    # DuckDB reads a decimal literal of more than 38 digits as a DOUBLE
+    ("decimal-literal-of-39-digits", "d", D38, [Decimal("9999999999999999999999999999.9999999999")],
+     "d >= 10000000000000000000000000000.0000000000", None),
+    # X'..' is bytes; it did not parse, or (in BETWEEN) parsed as something else
+    ("hex-literal-not-between", "bin", pa.binary(), [b"\xff"], "bin NOT BETWEEN X'0000' AND '\\x80\\x00'::BLOB", None),
+    ("fixed-size-binary-against-shorter-literal", "f", pa.binary(4), [b"\xff\xff\xff\xfe"], "f > X'ffffff'", None),
+    # a timestamp literal cast to DATE was divided in floating point, and DuckDB rounds the last
+    # nanosecond of a day to the next microsecond: the next day
+    ("date-of-last-nanosecond", "dt", pa.date32(), [dt.date(2200, 1, 2)],
+     "dt = CAST(TIMESTAMP_NS '2200-01-01 23:59:59.999999999' AS DATE)", None),
+    # text is cast to the column's type, which rounds (DuckDB) or truncates: either value may match
+    ("text-between-dates", "dt", pa.date32(), [dt.date(2000, 1, 1)], "dt = '2000-01-01 12:00'", None),
+    ("text-between-seconds", "ts", pa.timestamp("s"), [dt.datetime(2000, 1, 1, 0, 0, 1)],
+     "ts = '2000-01-01 00:00:00.7'", None),
+    ("text-between-integers", "i", pa.int64(), [13], "i = '12.5'", None),
+    ("typed-literal-finer-than-its-type", "ts", pa.timestamp("s"), [dt.datetime(2000, 1, 1, 0, 0, 1)],
+     "ts = TIMESTAMP_S '2000-01-01 00:00:00.7'", None),
 ]
 
 
@@ -90,6 +128,7 @@ NO_THIRD_PARTY = [
      "i + 9223372036854775824 != 9223372036854775807", True),
     ("uint64-in-list-above-int64", "u", pa.uint64(), [3, 13002992876341832764],
      "u IN (13002992876341832764)", True),
+    ("fixed-size-binary-literal-of-another-length", "f", pa.binary(4), [b"abcd"], "f = X'ffffff'", False),
 ]
 
 

@@ -19,7 +19,7 @@ from prune_engine.compile.bind import ColumnInfo, StatsSchema
 from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (
-    ArrowDomain, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
+    ArrowDomain, Coerced, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
 )
 from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind, zoned
 from prune_engine.expr import like as likes
@@ -186,7 +186,7 @@ class Lowering:
         d = operand.domain
         if lit.value is None:
             return c.Const(False, sql=sql)
-        co = d.coerce(lit.value)
+        co = coerce_literal(d, lit)
         if co.kind == "nan":
             return self._outcome(operand, _NAN[op], sql)
         if co.kind == "below":
@@ -299,33 +299,35 @@ class Lowering:
         if op is None:
             return c.Const(True, sql=sql)
         d = op.domain
-        values = [v.value for v in e.values]
-        if any(isinstance(v, float) for v in values):
-            # a DOUBLE among the items makes engines compare every item as DOUBLE
-            values = [float(v) if _numeric(v) else v for v in values]
+        values = list(e.values)
+        if any(isinstance(v.value, float) for v in values):
+            # a DOUBLE among the items makes engines compare every item as DOUBLE (text too)
+            values = [_as_double(v) for v in values]
         if e.negated:
-            if any(v is None for v in values):
+            if any(v.value is None for v in values):
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
-            exact = [co.lo for co in (d.coerce(v) for v in values) if co.kind == "exact" and _in_limits(d, co.lo)]
+            exact = [co.lo for co in (coerce_literal(d, v) for v in values)
+                     if co.kind == "exact" and _in_limits(d, co.lo)]
             return c.NotInSet(op, d.sorted_set(exact), d, sql=sql)
         exact, ranges, has_nan = [], [], False
         for v in values:
-            if v is None:
+            if v.value is None:
                 continue
-            co = d.coerce(v)
+            co = coerce_literal(d, v)
             if co.kind == "exact" and _in_limits(d, co.lo):
                 exact.append(co.lo)
             elif co.kind == "nan":
                 has_nan = True
             elif co.kind == "fuzzy":
-                ranges.append(self.compare_literal(op, "=", n.Literal(v), sql))
+                ranges.append(self.compare_literal(op, "=", v, sql))
         parts: list[c.Check] = []
         if exact or has_nan:
             parts.append(c.InSet(op, d.sorted_set(exact), d, has_nan, sql=sql))
         parts.extend(ranges)
         check = c.AnyOf(tuple(parts), sql=sql) if len(parts) > 1 else (parts[0] if parts else c.Const(False, sql=sql))
-        if isinstance(op, ColumnOperand) and op.info.ngram and values and all(isinstance(v, str) or v is None for v in values):
-            probe = c.IndexProbe(op.info, "equals", ([v for v in values if v is not None],), sql=sql)
+        if isinstance(op, ColumnOperand) and op.info.ngram and values and all(
+                isinstance(v.value, str) or v.value is None for v in values):
+            probe = c.IndexProbe(op.info, "equals", ([v.value for v in values if v.value is not None],), sql=sql)
             check = c.AllOf((check, probe), sql=sql)
         return check
 
@@ -382,6 +384,28 @@ class Lowering:
         if dom is None:
             return c.Const(True, sql=sql)
         return self.compare_literal(ColumnOperand(info, dom), "=", e.args[1], sql)
+
+
+def coerce_literal(d, lit: n.Literal):
+    """Where ``lit`` falls in domain ``d``. Untyped text is cast by engines to the column's
+    type, which rounds (DuckDB: ``'12.5'`` is 13 for a BIGINT, ``'00:00:00.7'`` is ``00:00:01``
+    for TIMESTAMP_S) or truncates (DATE, Spark): text between two values may mean either."""
+    co = d.coerce(lit.value)
+    if co.kind == "between" and lit.type is None and isinstance(lit.value, str):
+        return Coerced("fuzzy", co.lo, co.hi)
+    return co
+
+
+def _as_double(lit: n.Literal) -> n.Literal:
+    """A number, or text that reads as one, as the DOUBLE engines cast it to (else unchanged)."""
+    if _numeric(lit.value):
+        return n.Literal(float(lit.value))
+    if isinstance(lit.value, str):
+        try:
+            return n.Literal(float(lit.value.strip()))
+        except ValueError:
+            pass
+    return lit
 
 
 def _numeric(v) -> bool:

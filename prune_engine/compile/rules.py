@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import TypeMismatchError
-from prune_engine.evaluate.domains import DAY_NS, EXACT_DECIMAL, date_value, domain_of, instant_ns
+from prune_engine.evaluate.domains import DAY_NS, EXACT_DECIMAL, TemporalDomain, date_value, domain_of, instant_ns
 from prune_engine.expr import nodes as n
 
 NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.Column,
@@ -76,7 +76,8 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
     """``CAST(lit AS to)`` computed exactly, as SQL engines agree on it; None where they do not.
 
     Numbers cast to a decimal round half away from zero to its scale (DuckDB, Spark and
-    PostgreSQL agree); to an integer they must be whole. A fraction cast to an integer (DuckDB
+    PostgreSQL agree); to an integer they must be whole; a timestamp must fall on its type's
+    unit (and a date not within a microsecond of midnight, which rounding crosses). A fraction cast to an integer (DuckDB
     rounds, Spark truncates), a value beyond the target type (an error, NULL or a wrap), and a
     double cast to a decimal scale it does not fall on (engines round the binary value
     differently) give None. Text that is no value of ``to`` is a type error.
@@ -91,10 +92,14 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
         return n.Literal(None, to)
     try:
         if pa.types.is_date(to):
-            return n.Literal(date_value(instant_ns(v) // DAY_NS), to)
+            ns = instant_ns(v)
+            if ns // DAY_NS != -(-ns // 1000) * 1000 // DAY_NS:
+                return None  # within a microsecond of midnight: engines that round to it differ
+            return n.Literal(date_value(ns // DAY_NS), to)
         if pa.types.is_timestamp(to):
-            instant_ns(v)  # validates; the exact text keeps nanoseconds
-            return n.Literal(v, to)
+            if instant_ns(v) % TemporalDomain(to).unit_ns:
+                return None  # finer than the type: DuckDB rounds (TIMESTAMP_S), or truncates (TIMESTAMP)
+            return n.Literal(v, to)  # the exact text keeps nanoseconds
         if pa.types.is_integer(to) or pa.types.is_decimal(to):
             return _exact_number_cast(v, to)
         if pa.types.is_floating(to) and isinstance(v, (str, int, float, decimal.Decimal)):

@@ -180,7 +180,9 @@ def test_dates_and_timestamps_with_zones():
     assert keep(t, "d >= TIMESTAMP '2024-01-31 00:00:01'") == [False, True], "a date >= a later instant of its day"
     assert keep(t, "ts > TIMESTAMP '2024-01-01 12:00:00'") == [False, True], "naive literal read as UTC"
     assert keep(t, "ts > TIMESTAMPTZ '2024-01-01 13:00:00+02:00'") == [True, True], "11:00 UTC"
-    assert keep(t, "ts = '2024-01-01 12:00:00.0005'") == [False, False], "between two milliseconds"
+    assert keep(t, "ts = TIMESTAMP '2024-01-01 12:00:00.0005'") == [False, False], "between two milliseconds"
+    assert keep(t, "ts = '2024-01-01 12:00:00.0005'") == [True, False], "text is cast to ms: 12:00:00.000 or .001"
+    assert keep(t, "ts = TIMESTAMP_MS '2024-01-01 12:00:00.0005'") == [True, True], "finer than its type: unknown"
     assert keep(t, "CAST(d AS TIMESTAMP) >= TIMESTAMP '2024-02-29 12:00'") == [False, False], "midnight < noon"
     assert keep(t, "CAST(d AS TIMESTAMP) >= TIMESTAMP '2024-02-28 12:00'") == [False, True]
 

@@ -5,13 +5,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prune_engine.evaluate.domains import OPS_ARROW, ArrowDomain, bool_numpy
+from tests.budget import examples
 
 # short alphabets make ties (equal 8-byte prefixes, NUL padding) common
 texts = st.text(alphabet=["a", "b", "\0", "é", "😀"], max_size=12)
 blobs = st.binary(max_size=12).map(lambda b: b.replace(b"\x01", b"\x00"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from([pa.string(), pa.large_string(), pa.binary()]), st.data())
 def test_keyed_comparisons_match_arrow(typ, data):
     values = st.one_of(texts, st.none()) if typ != pa.binary() else st.one_of(blobs, st.none())

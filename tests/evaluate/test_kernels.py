@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from prune_engine.evaluate import _kernels
 from prune_engine.evaluate.domains import _dense_any_in_range
+from tests.budget import examples
 
 
 def reference(lo, hi, members):
@@ -16,7 +17,7 @@ ints = st.integers(-(2**63), 2**63 - 1)
 small = st.integers(-50, 50)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.one_of(small, ints), st.integers(0, 30)), min_size=1, max_size=40),
        st.lists(small, min_size=1, max_size=10))
 def test_dense_and_sorted_hits_match_the_reference(ranges, members):
@@ -30,7 +31,7 @@ def test_dense_and_sorted_hits_match_the_reference(ranges, members):
     assert (_kernels.sorted_range_hits(lo, hi, s) == expected).all()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(0, 100)), min_size=1, max_size=40),
        st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=10))
 def test_sorted_hits_on_floats(ranges, members):

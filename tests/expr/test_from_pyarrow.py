@@ -22,6 +22,7 @@ from prune_engine.expr.nodes import (
     FALSE, And, Arith, Cast, Column, Compare, Expr, Func, InList, IsNan, IsNull, Like, Literal, Negate, Not,
     Or, RegexpLike,
 )
+from tests.budget import examples
 
 f = pc.field
 x, y, s = Column(("x",)), Column(("y",)), Column(("s",))
@@ -372,7 +373,7 @@ def _duck_rows(con, table, tree) -> set[int]:
         con.unregister("t")
 
 
-@settings(max_examples=250, deadline=None,
+@settings(max_examples=examples(250), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much,
                                  HealthCheck.too_slow])
 @given(table=_tables(), expr=_exprs)

@@ -15,6 +15,7 @@ from prune_engine.expr.nodes import (
     Negate, Not, Or, RegexpLike,
 )
 from prune_engine.expr.sql import like_escape, parse_sql
+from tests.budget import examples
 
 x, y, s, b = Column(("x",)), Column(("y",)), Column(("s",)), Column(("b",))
 
@@ -298,7 +299,7 @@ def _rows(con, where):
                        f"WHERE {where}").fetchone()[0] or []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_predicate)
 def test_differential_against_duckdb(duck, text):
     tree = parse_sql(text)

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
+from tests.budget import examples
 from tests.ngram.ngram_cases import flatten, random_containers, random_like, random_regex
 from prune_engine.ngram import _kernels as K
 from prune_engine.ngram import reference as R
@@ -56,14 +57,14 @@ def test_xxh64_matches_published_vectors(data, expected):
     assert R.xxh64(data) == expected, "Python reference"
 
 
-@settings(deadline=None)  # the first example compiles the helper
+@settings(max_examples=examples(100), deadline=None)  # the first example compiles the helper
 @given(st.binary(max_size=200), st.integers(0, 200), st.integers(0, 200))
 def test_xxh64_of_any_slice_equals_reference(data, a, b):
     a, b = sorted((min(a, len(data)), min(b, len(data))))
     assert _xxh64(_u8(data), a, b - a) == R.xxh64(data[a:b])
 
 
-@settings(deadline=None)  # the first example compiles the helper
+@settings(max_examples=examples(100), deadline=None)  # the first example compiles the helper
 @given(st.binary(min_size=1, max_size=3))
 def test_small_gram_hash_equals_reference(gram):
     """A small gram's key is its bytes, the first one lowest (see the kernels' module doc)."""
@@ -71,7 +72,7 @@ def test_small_gram_hash_equals_reference(gram):
     assert _small_hash(key, len(gram)) == R.xxh64(gram)
 
 
-@settings(deadline=None)  # the first example compiles the helper
+@settings(max_examples=examples(100), deadline=None)  # the first example compiles the helper
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=300))
 def test_sort_unique_equals_sorted_set(values):
     a = np.array(values + [0], np.uint64)  # one spare slot after the m values
@@ -89,7 +90,7 @@ def _assert_reference_bytes(containers, n, ci=True, fpp=0.2, mode="auto", exact_
         assert index[i].as_py() == expected, f"n={n} container {i} {rows!r}: kernel bytes differ"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(rng=st.randoms(use_true_random=False), n=st.integers(1, 5),
        mode=st.sampled_from(["exact", "bloom", "auto"]), fpp=st.sampled_from([0.01, 0.2]),
        ci=st.booleans())
@@ -131,7 +132,7 @@ def test_general_path_batches_write_the_reference_bytes(n):
                             mode="exact")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(rng=st.randoms(use_true_random=False), n=st.integers(1, 4))
 def test_mostly_ascii_containers_write_the_reference_bytes(rng, n):
     """Long, mostly-ASCII values (what the bitmap path serves), sometimes one non-ASCII code
@@ -152,7 +153,7 @@ def _directory_section(index, folded):
     return d.gram_size, d.kind[s], d.count[s], d.position[s], d.data
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(rng=st.randoms(use_true_random=False), mode=st.sampled_from(["exact", "bloom"]),
        n=st.integers(2, 4))
 def test_probe_kernel_equals_reference_probe(rng, mode, n):

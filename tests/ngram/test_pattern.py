@@ -7,7 +7,7 @@ import itertools
 import duckdb
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prune_engine.ngram.fold import fold_sources, fold_table, fold_text
@@ -16,6 +16,7 @@ from prune_engine.ngram.format import START_MARK as S
 from prune_engine.expr import like
 from prune_engine.ngram.pattern import TRUE, dnf, equals_query, like_query, regex_query
 from prune_engine.ngram.reference import evaluate
+from tests.budget import examples
 
 
 def g(text: str, start: bool = False, end: bool = False) -> tuple:
@@ -106,6 +107,7 @@ queries = st.recursive(st.sampled_from(GRAMS + [TRUE]),
                        max_leaves=12)
 
 
+@settings(max_examples=examples(100))
 @given(queries, st.integers(1, 8))
 def test_dnf_is_implied_by_the_query_and_equal_within_its_budget(query, max_terms):
     """For every set of present grams: the query true => some term true (never prunes a match);

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
 from tests.ngram.ngram_cases import Duck, flatten, random_containers, random_like, random_regex
 from prune_engine.ngram.build import build_index
 from prune_engine.errors import PatternError
@@ -83,7 +84,7 @@ def test_seeded_sweep_never_prunes_a_match(mode, fpp, n):
     assert pruned > checked * 0.05, f"the index pruned only {pruned} of {checked}: not probing"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rng=st.randoms(use_true_random=False), mode=st.sampled_from(MODES))
 def test_hypothesis_never_prunes_a_match(rng, mode):
     _check_case(rng, *mode)

@@ -241,6 +241,7 @@ def literal_values(leaf: Leaf) -> list[str]:
         ints = sorted({*pool, lo - 1, hi + 1, 2**64, -(2**63) - 1, 2**127})
         out = [str(v) for v in ints]
         out += [sql_double(float(v)) for v in pool if abs(v) >= 2**52]  # rounded to a double
+        out += [f"'{v}'" for v in pool[::3]] + ["'12.5'", "'-0.5'", "'127.5'"]  # text, cast by the engine
         out += ["9007199254740993.0", "9007199254740992.5", "-9223372036854775808.5", "0.5", "-0.5",
                 "18446744073709551615.0", "9007199254740993e0", "1e19", "-1e19", sql_double(math.nan),
                 sql_double(math.inf), sql_double(-math.inf)]
@@ -261,6 +262,7 @@ def literal_values(leaf: Leaf) -> list[str]:
         half = DEC.divide(ulp, 2)
         out |= {sql_decimal(DEC.add(v, half)) for v in pool} | {sql_decimal(DEC.subtract(v, half)) for v in pool[:3]}
         top = dec(10**typ.precision - 1, typ.scale)
+        out |= {f"'{sql_decimal(DEC.add(v, half))}'" for v in pool[::2]}  # text, cast by the engine
         out |= {sql_decimal(DEC.add(top, ulp)), sql_decimal(DEC.minus(DEC.add(top, ulp))), sql_double(float(top)), "0", "1",
                 f"CAST({pool[-1]} AS DECIMAL({typ.precision}, {typ.scale}))", "CAST(8 AS DECIMAL(6,2))",
                 f"CAST(1 AS DECIMAL({typ.precision}, 0))"}
@@ -268,6 +270,8 @@ def literal_values(leaf: Leaf) -> list[str]:
     if kind == "date":
         texts = [date_text(v + d) for v in pool for d in (-1, 0, 1)]
         out = [f"DATE '{t}'" for t in texts if t is not None]
+        out += ["'1970-01-01 12:00'", "'1969-12-31 23:59:59.9999999'", "DATE '1970-01-01 23:59:59.9999999'",
+                "CAST(TIMESTAMP_NS '1969-12-31 23:59:59.999999999' AS DATE)"]
         out += ["TIMESTAMP '1970-01-01 12:00:00'", "TIMESTAMP '2262-04-11 23:47:16.854775'",
                 "TIMESTAMP '1677-09-21 00:12:43.145224'", "TIMESTAMPTZ '1970-01-01 00:00:00+14:00'"]
         return out
@@ -276,6 +280,9 @@ def literal_values(leaf: Leaf) -> list[str]:
         texts = [timestamp_text(v + d, per) for v in pool for d in (-1, 0, 1)]
         name = {"s": "TIMESTAMP_S", "ms": "TIMESTAMP_MS", "us": "TIMESTAMP", "ns": "TIMESTAMP_NS"}[typ.unit]
         out = [f"{name} '{t}'" for t in texts if t is not None]
+        out += [f"'{t}'" for t in texts[::4] if t is not None]  # text, cast by the engine
+        out += ["'1970-01-01 00:00:00.7'", "'1969-12-31 23:59:59.5'", "TIMESTAMP_S '1970-01-01 00:00:00.7'",
+                "TIMESTAMP_MS '1970-01-01 00:00:00.0005'", "TIMESTAMP '1970-01-01 00:00:00.0000007'"]
         out += ["DATE '2262-04-11'", "DATE '2262-04-12'", "DATE '1677-09-21'", "DATE '0001-01-01'",
                 "TIMESTAMP '2262-04-11 23:47:16.854775'", "TIMESTAMP '2262-04-11 23:47:16.854776'",
                 "TIMESTAMPTZ '2262-04-12 01:00:00+02:00'", "TIMESTAMP '294247-01-10 04:00:54.775806'"]

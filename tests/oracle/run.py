@@ -44,13 +44,18 @@ def run_round(tally: Tally, rnd, *, family: str = "mixed", n_predicates: int = 1
     arrow = arrow_stats(case)
     sources = {"reference": ref, "reference+degraded": degrade(ref, rnd),
                "stats_from_arrow": arrow, "stats_from_arrow+degraded": degrade(arrow, rnd)}
-    if parquet:
-        with tempfile.TemporaryDirectory() as tmp:
-            pq_stats = parquet_stats(case, pathlib.Path(tmp) / "data.parquet")
-        sources["collect_stats"] = pq_stats
-        sources["collect_stats+degraded"] = degrade(pq_stats, rnd)
     preds = [random_predicate(rnd, case) for _ in range(n_predicates)]
     tally.check(case, sources, preds, label=label)
+    if parquet:
+        pq_stats, pq_case = _through_parquet(case)
+        tally.check(pq_case, {"collect_stats": pq_stats, "collect_stats+degraded": degrade(pq_stats, rnd)},
+                    preds, label=label)
+
+
+def _through_parquet(case):
+    """``collect_stats`` over ``case`` written to Parquet, and the case as the file holds it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return parquet_stats(case, pathlib.Path(tmp) / "data.parquet")
 
 
 def run_boundary_round(tally: Tally, rnd, column: str, other: str | None = None, *, budget: int = 600,
@@ -61,9 +66,9 @@ def run_boundary_round(tally: Tally, rnd, column: str, other: str | None = None,
     Parquet file."""
     case = boundary_case(rnd, column, other)
     ref = reference_stats(case, rnd)
-    with tempfile.TemporaryDirectory() as tmp:
-        pq_stats = parquet_stats(case, pathlib.Path(tmp) / "data.parquet")
     sources = {"reference": ref, "reference-no-min": blank(ref, "min_values"),
-               "reference-no-max": blank(ref, "max_values"), "stats_from_arrow": arrow_stats(case),
-               "collect_stats": pq_stats}
-    tally.check(case, sources, boundary_predicates(rnd, case, budget), label=label)
+               "reference-no-max": blank(ref, "max_values"), "stats_from_arrow": arrow_stats(case)}
+    preds = boundary_predicates(rnd, case, budget)
+    tally.check(case, sources, preds, label=label)
+    pq_stats, pq_case = _through_parquet(case)
+    tally.check(pq_case, {"collect_stats": pq_stats}, preds, label=label)

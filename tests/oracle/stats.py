@@ -167,8 +167,13 @@ def write_parquet(case: Case, path) -> None:
             offset += n
 
 
-def parquet_stats(case: Case, path) -> pa.Table:
-    """``pe.collect_stats`` over the containers written as the row groups of one file."""
+def parquet_stats(case: Case, path) -> tuple[pa.Table, Case]:
+    """``pe.collect_stats`` over the containers written as the row groups of one file, and the
+    case as the file holds it: Parquet has no seconds, so a ``timestamp[s]`` column comes back
+    in milliseconds, and text meets it as a millisecond column (the case itself when no type
+    changed)."""
+    import dataclasses
+
     import prune_engine as pe
 
     write_parquet(case, path)
@@ -176,7 +181,10 @@ def parquet_stats(case: Case, path) -> pa.Table:
     if hasattr(stats, "to_arrow"):
         stats = stats.to_arrow()
     groups = stats.column("row_group").to_pylist()
-    return _align(case, stats, [case.cids[g] for g in groups])
+    data = pq.read_table(path)
+    if data.schema != case.table.drop_columns([CID]).schema:
+        case = dataclasses.replace(case, table=data.append_column(CID, case.table.column(CID)))
+    return _align(case, stats, [case.cids[g] for g in groups]), case
 
 
 # --------------------------------------------------------------------------- degradation

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import prune_engine as pe
+from tests.budget import examples
 
 NAN = float("nan")
 
@@ -67,7 +68,7 @@ def _rows_by_container(stats) -> pa.Table:
     return pa.concat_tables(pieces)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lakes())
 def test_collect_then_prune_never_drops_a_matching_container(tmp_path_factory, case):
     files, predicates = case

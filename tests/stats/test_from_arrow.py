@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 import prune_engine as pe
 from prune_engine.stats import layout
+from tests.budget import examples
 
 NAN = float("nan")
 
@@ -110,7 +111,7 @@ def _plain_schema(schema):
     return pa.schema([pa.field(f.name, _plain(f.type)) for f in schema])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(flat_tables())
 def test_flat_columns_match_python_reference(table):
     stats = pe.stats_from_arrow(table, container="c")
@@ -137,7 +138,7 @@ def test_flat_columns_match_python_reference(table):
         [table.schema.field(n) for n in table.column_names[1:]]), "bounds keep the data types"
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(flat_tables())
 def test_flat_columns_match_duckdb(table):
     table = table.drop_columns([n for n in table.column_names if n == "dec256"])  # > DuckDB's 38
@@ -283,7 +284,7 @@ def _check_leaf(stats, cid, values, stat_path, label, is_float=False):
     assert get(nulls) == nc, label
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(nested_tables())
 def test_nested_structs_lists_and_maps_match_python_reference(table):
     stats = pe.stats_from_arrow(table, container="c")

@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import prune_engine as pe
 from prune_engine.stats.parquet import bad_string_stats
+from tests.budget import examples
 from tests.stats.stats_oracle import check_against_duckdb, check_against_rows, rows
 
 NAN = float("nan")
@@ -211,7 +212,7 @@ def random_tables(draw):
                     ), draw(st.integers(1, 10))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(random_tables())
 def test_random_files_against_rows_and_duckdb(tmp_path_factory, case):
     table, row_group_size = case

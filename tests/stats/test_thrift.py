@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import prune_engine as pe
 from prune_engine.stats import _thrift as T
 from prune_engine.stats.parquet import group_stats, read_footer
+from tests.budget import examples
 from tests.stats import thrift_codec as tc
 from tests.stats.thrift_codec import assert_kernel_matches, footer_of, kernel
 from tests.stats.stats_oracle import check_against_rows, rows
@@ -220,7 +221,7 @@ def _check_never_out_of_bounds(footer: bytes) -> None:
     assert len(chunks) == len(counts) * max(info[T.F_COLUMNS], 0)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["rich", "long-strings", "many-row-groups"]), st.data())
 def test_corrupt_footers_raise_or_stay_in_bounds(name, data):
     footer = bytearray(footer_of(PYARROW_FILES[name]))
