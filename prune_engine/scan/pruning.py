@@ -15,19 +15,19 @@ statistics with each such element leaf copied under a fresh private name, as a p
   elements as if one row held both (``orders.price > 5 AND orders.price < 3`` may be TRUE:
   two different elements).
 
-Only where the existential test sits under AND / OR without NOT: ``NOT (orders.price > 100)``
-means "no element above 100", which bounds cannot refute, so such predicates (and anything
-else the statistics do not describe: columns missing from a user's statistics, a bare list
-tested for NULL) become an opaque call that ``pe.prune`` reads as "unknown", which keeps.
-``array_contains`` is handed over unchanged: the engine knows it.
+The row filter's predicate is in negation normal form (NOT pushed down to the predicates),
+so every existential test sits under AND / OR only. What the statistics do not describe
+(columns missing from a user's statistics, a struct or a bare list tested for NULL, an element
+predicate under ``NOT array_contains``) becomes an opaque call that ``pe.prune`` reads as
+"unknown", which keeps. ``array_contains`` is handed over unchanged: the engine knows it.
 
 >>> import pyarrow as pa
 >>> from prune_engine.expr.convert import to_expr
 >>> from prune_engine.scan.rows import RowFilter
 >>> schema = pa.schema([("o", pa.list_(pa.struct([("p", pa.int64())])))])
->>> e = to_expr("o.p > 5 OR NOT o.p < 2")
->>> str(rewrite(e, RowFilter(e, schema), {("o", "p"): True}, "__e")[0])
-'__e0 > 5 OR NOT __scan_unknown()'
+>>> rows = RowFilter(to_expr("o.p > 5 OR NOT o.p < 2"), schema)
+>>> str(rewrite(rows.expr, rows, {("o", "p"): True}, "__e")[0])
+'__e0 > 5 OR __e1 >= 2'
 """
 
 from __future__ import annotations

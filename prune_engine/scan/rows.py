@@ -23,16 +23,20 @@ construct                row semantics (what pyarrow alone would get wrong)
 ``+ - *``, unary ``-``   exact (overflow is an error, not a wrap-around)
 =======================  =========================================================
 
-List and map elements. A column path that steps into list or map elements
-(``orders.price``, ``attrs.key``) makes its predicate an *existential* test on the elements,
-the SQL form ``EXISTS (SELECT 1 FROM UNNEST(orders) AS o WHERE o.price > 100)`` (in DuckDB,
-``len(list_filter(coalesce(orders, []), o -> o.price > 100)) > 0``): TRUE when some element
-makes the predicate TRUE, FALSE otherwise (a NULL or empty list included), never NULL. The
-quantifier binds the smallest predicate around the element column, so
-``orders.price > 100 AND orders.qty < 5`` may be met by two different elements; columns of the
-same elements in one predicate (``orders.price > orders.discount``) are the same element.
-``array_contains(list, v)`` (also ``list_contains``, ``list_has``) is DuckDB's
-``list_contains``: NULL for a NULL list or value, TRUE if an element equals ``v``, else FALSE.
+List and map elements. NOT is first pushed down to the predicates with their SQL complements
+(:func:`negation_normal_form`: ``NOT (x < 5)`` is ``x >= 5``), so that a predicate means the
+same however its NOT was written. Then a predicate whose column path steps into list or map
+elements (``orders.price``, ``attrs.key``) is an *existential* test: TRUE when some element
+makes it TRUE, FALSE otherwise (a NULL or empty list included), never NULL. Its SQL form is
+``EXISTS (SELECT 1 FROM UNNEST(orders) AS o WHERE o.price > 100)``; in DuckDB,
+``len(list_filter(coalesce(orders, []), lambda o: o.price > 100)) > 0``. So
+``NOT (orders.price > 100)`` is "some element has ``price <= 100``" (not "no element is above
+100"), and ``orders.price > 100 AND orders.qty < 5`` may be met by two different elements;
+columns of the same elements within one predicate (``orders.price > orders.discount``) are
+the same element. ``array_contains(list, v)`` (also ``list_contains``, ``list_has``) is
+DuckDB's ``list_contains``: NULL for a NULL list or value, TRUE if an element equals ``v``,
+else FALSE; ``NOT array_contains(...)`` negates that result (it is the spelling of "no
+element equals ``v``").
 
 Anything else (an unknown function, a cast whose semantics differ between engines, a struct or
 a whole list compared to a value, elements of two different lists in one predicate) is a
@@ -67,7 +71,35 @@ from prune_engine.scan.shape import list_elements, struct_child
 __all__ = ["RowFilter", "ARRAY_CONTAINS"]
 
 ARRAY_CONTAINS = "array_contains"
-_CONNECTIVES = (n.And, n.Or, n.Not, n.IsBool)
+IN = "in"  # the SQL front end's x IN (items that are not all literals)
+NOT_IN = "__scan_not_in"  # its complement, made by negation_normal_form
+
+
+def negation_normal_form(e: n.Expr) -> n.Expr:
+    """``e`` with every NOT pushed down to the predicates, with their SQL complements
+    (``NOT (x < 5)`` is ``x >= 5``, ``NOT b`` is ``b = FALSE``: both NULL for a NULL ``x`` or
+    ``b``). Only ``NOT array_contains(...)`` and unknown functions keep their NOT.
+
+    >>> str(negation_normal_form(n.Not(n.And((n.Compare("<", n.Column("x"), n.Literal(5)),
+    ...     n.Column("b"))))))
+    'x >= 5 OR b = FALSE'
+    """
+    def go(node: n.Expr, negate: bool) -> n.Expr:
+        if isinstance(node, n.Not):
+            return go(node.arg, not negate)
+        if isinstance(node, (n.And, n.Or)):
+            args = tuple(go(a, negate) for a in node.args)
+            flip = isinstance(node, n.And) == negate
+            return n.Or(args) if flip else n.And(args)
+        if not negate:
+            return node
+        if isinstance(node, n.Column):
+            return n.Compare("=", node, n.FALSE)
+        if isinstance(node, n.Func) and node.name in (IN, NOT_IN):
+            return n.Func(NOT_IN if node.name == IN else IN, node.args)
+        return node.invert()
+
+    return go(e, False)
 _ATOMS = (n.Compare, n.IsNull, n.IsDistinct, n.InList, n.Like, n.RegexpLike, n.Column,
           n.Literal, n.Func)
 _VALUES = (n.Column, n.Literal, n.Arith, n.Negate, n.Cast)
@@ -99,12 +131,12 @@ class RowFilter:
     batch of rows, the keep-mask (:meth:`mask`)."""
 
     def __init__(self, expr: n.Expr, schema: pa.Schema):
-        self.expr = expr
+        self.expr = negation_normal_form(expr)
         self.schema = schema
         #: per column node, its path; ``("contains", column)`` for array_contains' list,
         #: whose path continues into the elements
         self.bound: dict = {}
-        self._bind(expr)
+        self._bind(self.expr)
 
     @property
     def paths(self) -> list[FieldPath]:
@@ -119,7 +151,7 @@ class RowFilter:
         return fp
 
     def _fp(self, c: n.Column, atom: n.Expr) -> FieldPath:
-        if isinstance(atom, n.Func) and atom.args[0] == c:
+        if isinstance(atom, n.Func) and atom.name == ARRAY_CONTAINS and atom.args[0] == c:
             return self.bound["contains", c]
         return self.bound[c]
 
@@ -129,6 +161,9 @@ class RowFilter:
                 self._bind(a)
         elif isinstance(e, (n.Not, n.IsBool)):
             self._bind(e.arg)
+        elif isinstance(e, n.Func) and e.name in (IN, NOT_IN) and len(e.args) >= 2:
+            for a in e.args:  # x IN (items that are not all literals)
+                self._bind_value(a, e)
         elif isinstance(e, n.Func):
             self._bind_array_contains(e)
         elif isinstance(e, (n.Compare, n.IsDistinct)):
@@ -267,7 +302,7 @@ class RowFilter:
         out = np.zeros(frame.n, bool)
         out[parent[true]] = True
         out = pa.array(out)
-        if isinstance(e, n.Func):  # array_contains: NULL for a NULL list or a NULL value
+        if isinstance(e, n.Func) and e.name == ARRAY_CONTAINS:  # NULL for a NULL list or value
             value = self._value(e.args[1], inner)
             if isinstance(value, Lit) and value.value is None:
                 return pa.nulls(frame.n, pa.bool_())
@@ -283,6 +318,12 @@ class RowFilter:
         if isinstance(e, n.Compare):
             return _broadcast(_compare(e.op, self._value(e.left, frame),
                                        self._value(e.right, frame), e), frame.n)
+        if isinstance(e, n.Func) and e.name in (IN, NOT_IN):
+            x, found = self._value(e.args[0], frame), _repeat(False, pa.bool_(), frame.n)
+            for item in e.args[1:]:
+                equal = _compare("=", x, self._value(item, frame), e)
+                found = pc.or_kleene(found, _broadcast(equal, frame.n))
+            return pc.invert(found) if e.name == NOT_IN else found
         if isinstance(e, n.Func):  # array_contains, over the elements
             return _broadcast(_compare("=", frame.column(None, e.args[0]),
                                        self._value(e.args[1], frame), e), frame.n)
