@@ -677,6 +677,12 @@ def _compare(op: str, a, b, e: n.Expr):
             op = "<=" if op in ("<", "<=") else ">="
             b = _int_scalar(int(rounded))
         else:
+            outside = _outside(v, a.type) if b.type is None else None
+            if outside is not None:  # u8_col < -1: the literal is beyond every value
+                known = _BEYOND[outside][op]
+                return pc.if_else(pc.is_valid(a), pa.scalar(known),
+                                  pa.scalar(None, pa.bool_())) if isinstance(a, pa.Array) \
+                    else pa.scalar(known if a.is_valid else None, pa.bool_())
             b = _scalar_for(b, a.type, e)
     a, b = _align(a, b)
     try:
@@ -687,6 +693,23 @@ def _compare(op: str, a, b, e: n.Expr):
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         out = _nan_order(op, a, b, out)
     return out
+
+
+#: column op literal, for a literal below ("low") or above ("high") every column value
+_BEYOND = {"low": {"=": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True},
+           "high": {"=": False, "!=": True, "<": True, "<=": True, ">": False, ">=": False}}
+
+
+def _outside(v, t: pa.DataType) -> str | None:
+    """"low" / "high" when the integer literal ``v`` is beyond the integer type ``t``."""
+    if not _is_int(t) or isinstance(v, bool) or not isinstance(v, (int, decimal.Decimal)):
+        return None
+    info = np.iinfo(t.to_pandas_dtype())
+    if v < info.min:
+        return "low"
+    if v > info.max:
+        return "high"
+    return None
 
 
 def _nan_flags(x):
