@@ -16,7 +16,8 @@ How files match (schema evolution):
 
 :func:`file_columns` turns a selection (a trie over the unified schema, see
 :mod:`~prune_engine.scan.paths`) into the Parquet leaf-column indices of one file: exactly the
-column chunks that hold the selected leaves, and nothing else.
+column chunks that hold the selected leaves, and nothing else (but one leaf of a struct or list none of whose selected
+children the file has: its nulls and list lengths still hold).
 
 >>> a = pa.schema([pa.field("s", pa.struct([pa.field("x", pa.int32())]))])
 >>> b = pa.schema([pa.field("s", pa.struct([pa.field("x", pa.int64()), pa.field("y", pa.string())]))])
@@ -150,6 +151,14 @@ def file_columns(unified: pa.Schema, trie: dict, file_schema: pa.Schema) -> list
     out: list[int] = []
 
     def walk(target: pa.DataType, sub: dict | None, have: pa.DataType, base: int):
+        before = len(out)
+        visit(target, sub, have, base)
+        if len(out) == before and have is not top:
+            # none of the selected children is in this file: one leaf still carries the
+            # nulls of the struct (or the lengths of the list) around them
+            out.append(base)
+
+    def visit(target: pa.DataType, sub: dict | None, have: pa.DataType, base: int):
         if sub is WHOLE:
             out.extend(range(base, base + _leaf_count(have)))
             return
@@ -173,5 +182,6 @@ def file_columns(unified: pa.Schema, trie: dict, file_schema: pa.Schema) -> list
             elif _kind(haves[j].type) == _kind(targets[i].type):
                 walk(targets[i].type, s, haves[j].type, starts[j])
 
-    walk(pa.struct(list(unified)), trie, pa.struct(list(file_schema)), 0)
+    top = pa.struct(list(file_schema))
+    walk(pa.struct(list(unified)), trie, top, 0)
     return sorted(set(out))
