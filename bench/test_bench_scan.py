@@ -33,8 +33,6 @@ through a counting filesystem (``counting_fs.py``; DuckDB through an fsspec file
 
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
@@ -42,6 +40,7 @@ import pytest
 import duckdb
 import prune_engine as pe
 from counting_fs import CountingFileSystem, duckdb_counting
+from wide import leaf_bytes, write_wide
 
 ROWS = 800_000
 ROW_GROUPS = 100
@@ -51,29 +50,9 @@ LEAF = "c07"
 
 @pytest.fixture(scope="session")
 def wide(tmp_path_factory):
-    rng = np.random.default_rng(0)
-    struct = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 10**12, ROWS)) for _ in range(CHILDREN)],
-        names=[f"c{i:02d}" for i in range(CHILDREN)])
-    lengths = rng.integers(0, 4, ROWS)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    total = int(offsets[-1])
-    items = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 10**9, total)), pa.array(rng.random(total))],
-        names=["sku", "price"])
-    table = pa.table({"id": np.arange(ROWS, dtype=np.int64), "s": struct,
-                      "orders": pa.ListArray.from_arrays(offsets, items)})
     path = str(tmp_path_factory.mktemp("scan_bench") / "wide.parquet")
-    pq.write_table(table, path, row_group_size=ROWS // ROW_GROUPS)
+    write_wide(path, ROWS, ROW_GROUPS, CHILDREN)
     return path
-
-
-def _leaf_bytes(path: str, leaves: list[str], row_groups=None) -> int:
-    meta = pq.read_metadata(path)
-    names = [meta.schema.column(i).path for i in range(meta.num_columns)]
-    groups = range(meta.num_row_groups) if row_groups is None else row_groups
-    return sum(meta.row_group(r).column(names.index(leaf)).total_compressed_size
-               for r in groups for leaf in leaves)
 
 
 # each engine: (timed function of (path, fs) -> Arrow table, bytes-read function)
@@ -132,7 +111,7 @@ def _run(benchmark, group: str, engine: str, fn, path: str, leaf_bytes: int):
 @pytest.mark.parametrize("engine", list(ONE_LEAF))
 def test_one_leaf(benchmark, wide, engine):
     table = _run(benchmark, "scan one leaf", engine, ONE_LEAF[engine], wide,
-                 _leaf_bytes(wide, [f"s.{LEAF}"]))
+                 leaf_bytes(wide, [f"s.{LEAF}"]))
     assert table.num_rows == ROWS
 
 
@@ -148,7 +127,7 @@ LIST_LEAF = {
 @pytest.mark.parametrize("engine", list(LIST_LEAF))
 def test_list_leaf(benchmark, wide, engine):
     table = _run(benchmark, "scan list leaf", engine, LIST_LEAF[engine], wide,
-                 _leaf_bytes(wide, ["orders.list.element.price"]))
+                 leaf_bytes(wide, ["orders.list.element.price"]))
     assert table.num_rows == ROWS
 
 
@@ -181,5 +160,5 @@ def test_pruned_one_percent(benchmark, wide, wide_stats, engine):
           "duckdb": _duck(f"SELECT id, s.{LEAF} FROM read_parquet('{{path}}') "
                           f"WHERE {WHERE}")}[engine]
     table = _run(benchmark, "scan pruned 1%", engine, fn, wide,
-                 _leaf_bytes(wide, ["id", f"s.{LEAF}"], row_groups=[37]))
+                 leaf_bytes(wide, ["id", f"s.{LEAF}"], row_groups=[37]))
     assert table.num_rows == ROWS // ROW_GROUPS

@@ -6,16 +6,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from counting_fs import CountingFileSystem  # noqa: E402
+from wide import leaf_bytes, write_wide  # noqa: E402
 
 ROWS = 200_000
 CHILDREN = 20
@@ -24,28 +23,9 @@ CHILDREN = 20
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory):
     """A 20-child struct of random int64s and a list of structs, 4 row groups."""
-    rng = np.random.default_rng(3)
-    struct = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 10**12, ROWS)) for _ in range(CHILDREN)],
-        names=[f"c{i:02d}" for i in range(CHILDREN)])
-    lengths = rng.integers(0, 4, ROWS)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    total = int(offsets[-1])
-    items = pa.StructArray.from_arrays(
-        [pa.array(rng.integers(0, 10**9, total)), pa.array(rng.random(total))],
-        names=["sku", "price"])
-    table = pa.table({"id": np.arange(ROWS), "s": struct,
-                      "orders": pa.ListArray.from_arrays(offsets, items)})
     path = str(tmp_path_factory.mktemp("wide") / "wide.parquet")
-    pq.write_table(table, path, row_group_size=ROWS // 4)
+    write_wide(path, ROWS, 4, CHILDREN, seed=3)
     return path
-
-
-def _chunk_bytes(path: str, leaf_path: str) -> int:
-    meta = pq.read_metadata(path)
-    index = [meta.schema.column(i).path for i in range(meta.num_columns)].index(leaf_path)
-    return sum(meta.row_group(r).column(index).total_compressed_size
-               for r in range(meta.num_row_groups))
 
 
 def _scan_bytes(path: str, **kwargs) -> tuple[int, pa.Table]:
@@ -55,21 +35,21 @@ def _scan_bytes(path: str, **kwargs) -> tuple[int, pa.Table]:
 
 
 def test_one_leaf_of_a_20_child_struct(wide):
-    leaf = _chunk_bytes(wide, "s.c07")
+    leaf = leaf_bytes(wide, ["s.c07"])
     read, table = _scan_bytes(wide, columns=["s.c07"])
     assert table.schema.field("s").type == pa.struct([("c07", pa.int64())])
     assert read <= 1.2 * leaf, f"read {read} bytes for a leaf of {leaf} bytes of chunks"
 
 
 def test_one_leaf_inside_a_list_of_structs(wide):
-    leaf = _chunk_bytes(wide, "orders.list.element.price")
+    leaf = leaf_bytes(wide, ["orders.list.element.price"])
     read, table = _scan_bytes(wide, columns=["orders.price"])
     assert str(table.schema.field("orders").type) == "list<element: struct<price: double>>"
     assert read <= 1.2 * leaf, f"read {read} bytes for a leaf of {leaf} bytes of chunks"
 
 
 def test_filter_columns_are_read_too_but_only_them(wide):
-    leaves = _chunk_bytes(wide, "s.c07") + _chunk_bytes(wide, "id")
+    leaves = leaf_bytes(wide, ["s.c07"]) + leaf_bytes(wide, ["id"])
     read, table = _scan_bytes(wide, columns=["s.c07"], where="id < 10",
                               stats=pe.collect_stats(wide, progress=False))
     assert table.num_rows == 10
@@ -80,7 +60,7 @@ def test_filter_columns_are_read_too_but_only_them(wide):
 def test_the_peers_read_the_whole_struct(wide):
     """What the issue measured: pyarrow's dataset scanner with ds.field and read_table with a
     dotted name read the whole struct; the scan must not (the reason this path exists)."""
-    leaf = _chunk_bytes(wide, "s.c07")
+    leaf = leaf_bytes(wide, ["s.c07"])
     fs = CountingFileSystem()
     ds.dataset(wide, filesystem=fs, format="parquet").to_table(
         columns={"c07": ds.field("s", "c07")})
