@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from prune_engine.errors import ColumnPathError, PruneEngineError, ScanError
+from prune_engine.errors import ColumnPathError, ScanError
 from prune_engine.expr.convert import to_expr
 from prune_engine.scan.paths import FieldPath, PathLike, add_path, resolve, select_schema
 from prune_engine.scan.pruning import keep_mask
@@ -50,7 +50,7 @@ from prune_engine.scan.rows import RowFilter
 from prune_engine.scan.schema import file_columns, unify_schemas
 from prune_engine.scan.shape import conform_table, extract
 from prune_engine.stats import layout
-from prune_engine.stats.collect import _identify, _partition_arrays, list_source
+from prune_engine.stats.collect import _identify, _partition_arrays, collect_stats, list_source
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 __all__ = ["scan", "scan_batches"]
@@ -160,8 +160,6 @@ class _Plan:
         if self.rows is None:
             return
         if stats is None:
-            from prune_engine.stats.collect import collect_stats
-
             wanted = sorted({fp.names[0] for fp in self.rows.paths})
             stats = collect_stats(source, granularity="row_group", columns=wanted,
                                   progress=False, threads=self.threads)

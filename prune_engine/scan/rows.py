@@ -100,9 +100,10 @@ def negation_normal_form(e: n.Expr) -> n.Expr:
         return node.invert()
 
     return go(e, False)
+
+
 _ATOMS = (n.Compare, n.IsNull, n.IsDistinct, n.InList, n.Like, n.RegexpLike, n.Column,
           n.Literal, n.Func)
-_VALUES = (n.Column, n.Literal, n.Arith, n.Negate, n.Cast)
 _PC_COMPARE = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
                ">": pc.greater, ">=": pc.greater_equal}
 _PC_ARITH = {"+": pc.add_checked, "-": pc.subtract_checked, "*": pc.multiply_checked}
@@ -632,13 +633,9 @@ def _infer(lit: Lit, e: n.Expr) -> pa.Scalar:
         raise ScanError(f"{e}: cannot evaluate the literal {v!r}: {err}") from None
 
 
-def _type(x) -> pa.DataType:
-    return x.type
-
-
 def _align(a, b):
     """Make two typed operands comparable with SQL's rules (zones, dates, decimals)."""
-    ta, tb = _type(a), _type(b)
+    ta, tb = a.type, b.type
     if pa.types.is_timestamp(ta) or pa.types.is_timestamp(tb):
         a, b = _as_utc(a, tb), _as_utc(b, ta)
     elif pa.types.is_decimal(ta) and pa.types.is_floating(tb):
