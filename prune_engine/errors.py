@@ -91,7 +91,6 @@ class ColumnPathError(PruneEngineError, KeyError):
     ``path`` is the path as given, ``nearest`` the closest existing path (or None), and
     ``candidates`` the quoted spellings an ambiguous path could mean.
 
-    >>> import pyarrow as pa
     >>> e = ColumnPathError("unknown column path 'user.cty'", "user.cty", nearest="user.city")
     >>> (e.path, e.nearest)
     ('user.cty', 'user.city')
