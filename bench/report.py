@@ -8,7 +8,8 @@ benchmark (so that a rerun of a few benchmarks can patch a full run).
 Prints, per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``) and of each
 peer, each with its ratio to the numpy floor; the geometric mean of those ratios over the
 predicates at each size; the issue #2 targets checked against this run; the first-call costs
-(fresh process, numba cache cold and warm) and the warm ``pe.compile`` times.
+(fresh process, numba cache cold and warm) and the warm ``pe.compile`` times; for
+``bench/test_bench_scan.py``, the scan time and bytes read of each engine.
 
 >>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
 ...            Result("1k", "eq_int", "prune", 4e-6, 10, 1000)]
@@ -169,6 +170,34 @@ def compile_table(others: list[dict]) -> str:
         f"| {o['scenario']} | {fmt_time(o['seconds'])} |" for o in rows])
 
 
+def fmt_bytes(n: float) -> str:
+    """Bytes in a readable unit.
+
+    >>> fmt_bytes(7_903_839), fmt_bytes(2048)
+    ('7.9 MB', '2.0 kB')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def scan_table(others: list[dict]) -> str:
+    """``bench/test_bench_scan.py``: per group and engine, time (ratio to pe.scan) and bytes
+    read (ratio to the selected leaves' column chunks)."""
+    rows = [o for o in others if "bytes_read" in o]
+    if not rows:
+        return ""
+    lines = ["| scan | engine | time | bytes read | bytes / leaf chunks |",
+             "|---|---|---:|---:|---:|"]
+    base = {o["group"]: o["seconds"] for o in rows if o["engine"] == "pe.scan"}
+    for o in rows:
+        ratio = f" ({o['seconds'] / base[o['group']]:.1f}×)" if o["group"] in base else ""
+        lines.append(f"| {o['group']} | {o['engine']} | {fmt_time(o['seconds'])}{ratio} | "
+                     f"{fmt_bytes(o['bytes_read'])} | {o['bytes_read'] / o['leaf_bytes']:.2f} |")
+    return "\n".join(lines)
+
+
 def not_run_note(results: list[Result]) -> str:
     from peers import MAX_CONTAINERS
 
@@ -197,11 +226,13 @@ def report(data: dict, stat: str = "median") -> str:
     parts = [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)", ratio_table(results),
              not_run_note(results),
              "## Geometric mean of the ratio to the floor, over predicates", geomean_table(results),
-             "## Targets (issue #2)", "\n".join(target_lines(results))]
+             "## Targets (issue #2)", "\n".join(target_lines(results))] if results else []
     if first_call_table(others):
         parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
     if compile_table(others):
         parts += [f"## pe.compile alone, uncached, warm process ({stat})", compile_table(others)]
+    if scan_table(others):
+        parts += [f"## Scan: time ({stat}; ratio to pe.scan) and bytes read", scan_table(others)]
     machine = data.get("machine_info", {})
     parts.append(f"Machine: {machine.get('cpu', {}).get('brand_raw', '?')}, "
                  f"Python {machine.get('python_version', '?')}; "

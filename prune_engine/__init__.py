@@ -14,11 +14,16 @@
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+
 from prune_engine.errors import (
+    ColumnPathError,
     IndexCorruptError,
     NgramError,
     PatternError,
     PruneEngineError,
+    ScanError,
     SqlParseError,
     StatsError,
     TypeMismatchError,
@@ -36,11 +41,14 @@ __all__ = [
     "prune", "compile", "explain", "PruningProgram",
     # expressions
     "col", "lit",
+    # reading
+    "scan", "scan_batches",
     # statistics
     "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
     # errors
     "PruneEngineError", "SqlParseError", "UnknownColumnError", "TypeMismatchError",
-    "StatsError", "IndexCorruptError", "PatternError", "NgramError",
+    "StatsError", "IndexCorruptError", "PatternError", "NgramError", "ColumnPathError",
+    "ScanError",
 ]
 
 # heavier entry points load on first use, so that `import prune_engine` stays fast
@@ -49,7 +57,22 @@ _LAZY = {
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",
     "read_stats": "prune_engine.stats.io",
+    "scan": "prune_engine.scan.api",
+    "scan_batches": "prune_engine.scan.api",
 }
+
+
+class _Package(_types.ModuleType):
+    """``prune_engine.scan`` is also the package of the scan path; importing it must not
+    rebind ``pe.scan`` (the function) to the package, as the import system would."""
+
+    def __setattr__(self, name, value):
+        if name in _LAZY and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

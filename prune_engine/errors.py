@@ -83,3 +83,36 @@ class IndexCorruptError(PruneEngineError, ValueError):
     def __init__(self, message: str, container=None):
         self.container = container
         super().__init__(message)
+
+
+class ColumnPathError(PruneEngineError, KeyError):
+    """A projection path the data does not have: unknown, through a scalar, or ambiguous.
+
+    ``path`` is the path as given, ``nearest`` the closest existing path (or None), and
+    ``candidates`` the quoted spellings an ambiguous path could mean.
+
+    >>> e = ColumnPathError("unknown column path 'user.cty'", "user.cty", nearest="user.city")
+    >>> (e.path, e.nearest)
+    ('user.cty', 'user.city')
+    """
+
+    def __init__(self, message: str, path: str, nearest: str | None = None,
+                 candidates: Sequence[str] = ()):
+        self.path = path
+        self.nearest = nearest
+        self.candidates = list(candidates)
+        super().__init__(message)
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class ScanError(PruneEngineError, ValueError):
+    """The scan cannot give an exact answer: a row filter it cannot evaluate with SQL
+    semantics, a file it cannot read, or statistics that do not describe the files.
+
+    ``path`` names the file when the fault is in one."""
+
+    def __init__(self, message: str, path: str | None = None):
+        self.path = path
+        super().__init__(message)
