@@ -88,6 +88,32 @@ def test_impossible_values_raise_or_keep(defect, column):
     assert mask.to_pylist() == [True, False], "the bad container is kept, the good one pruned"
 
 
+@pytest.mark.parametrize("nulls, nans, typ, why", [
+    (0, 11, pa.float64(), "more NaNs than records"),
+    (6, 6, pa.float64(), "more NULLs and NaNs together than records"),
+    (0, -1, pa.float64(), "a negative NaN count"),
+    (0, 2, pa.int64(), "NaNs in a column that cannot hold NaN"),
+])
+def test_impossible_nan_counts_raise_or_keep(nulls, nans, typ, why):
+    struct = pa.struct([("f", typ)])
+    t = pa.table({"container": ["a", "b"], "num_records": [10, 10],
+                  "min_values": pa.array([{"f": 1}, {"f": 1}], struct),
+                  "max_values": pa.array([{"f": 5}, {"f": 5}], struct),
+                  "null_count": [{"f": nulls}, {"f": 0}], "nan_count": [{"f": nans}, {"f": 0}]})
+    with pytest.raises(pe.StatsError) as err:
+        pe.prune(t, "f > 100")
+    assert (err.value.column, err.value.containers) == ("nan_count.f", ["a"]), why
+    with pytest.warns(UserWarning, match="1 container"):
+        assert pe.prune(t, "f > 100", on_invalid="keep").to_pylist() == [True, False], why
+
+
+def test_possible_nan_counts_are_no_error():
+    t = pa.table({"container": ["a"], "num_records": [10], "min_values": [{"f": 1.0}], "max_values": [{"f": 5.0}],
+                  "null_count": [{"f": 4}], "nan_count": [{"f": 6}]})
+    assert pe.prune(t, "f > 100").to_pylist() == [True], "4 NULLs and 6 NaNs fill 10 rows; NaN > 100"
+    assert pe.prune(t, "f < 100").to_pylist() == [False], "no regular value is left"
+
+
 def test_on_invalid_keep_then_raise_on_the_same_stats_table():
     t = pe.StatsTable(make_stats(x=[(5, 4, 0)]))
     with warnings.catch_warnings():

@@ -116,7 +116,7 @@ class Literal(Expr):
             text = "'" + v.replace("'", "''") + "'"
             t = self.type
             if t is not None and pa.types.is_timestamp(t):
-                return f"TIMESTAMPTZ {text}" if t.tz else f"TIMESTAMP {text}"
+                return f"{sql_type(t)} {text}"
             if t is not None and pa.types.is_date(t):
                 return f"DATE {text}"
             return text

@@ -24,6 +24,32 @@ def test_fold_literal_casts(text, expected):
     assert sql_of(rules.fold_literal_casts, text) == expected
 
 
+@pytest.mark.parametrize("text, expected, why", [
+    ("x = CAST(8 AS DECIMAL(6,2))", "x = 8.00", "exact decimal arithmetic, not pyarrow's cast rules"),
+    ("x = CAST(1.005 AS DECIMAL(6,2))", "x = 1.01", "half away from zero (DuckDB, Spark, PostgreSQL)"),
+    ("x = CAST(-1.005 AS DECIMAL(6,2))", "x = -1.01", "half away from zero"),
+    ("x = CAST('7.125' AS DECIMAL(9,2))", "x = 7.13", "text reads as a decimal"),
+    ("x = CAST(2.5e0 AS DECIMAL(6,2))", "x = 2.50", "a double on the scale's grid"),
+    ("x = CAST(0.1e0 AS DECIMAL(6,2))", "x = CAST(0.1 AS DECIMAL(6,2))", "a double off the grid: engines differ"),
+    ("x = CAST(12345 AS DECIMAL(6,2))", "x = CAST(12345 AS DECIMAL(6,2))", "beyond the type: an error or NULL"),
+    ("x = CAST(2.5 AS INT)", "x = CAST(2.5 AS INTEGER)", "DuckDB rounds, Spark truncates"),
+    ("x = CAST('1.5' AS INT)", "x = CAST('1.5' AS INTEGER)", "text of a fraction: engines differ"),
+    ("x = CAST(300 AS TINYINT)", "x = CAST(300 AS TINYINT)", "out of range: an error, NULL or a wrap"),
+    ("x = CAST(2.0 AS INT)", "x = 2", "a whole number"),
+    ("d = DATE '5881580-07-10'", "d = DATE '5881580-07-10'", "years past 9999 (date32's end)"),
+    ("d = DATE '0044-03-15 (BC)'", "d = DATE '0044-03-15 (BC)'", "DuckDB's BC dates"),
+    ("d = CAST(TIMESTAMP '2200-01-01 23:59:59.999999' AS DATE)", "d = DATE '2200-01-01'",
+     "the day, by exact integer division"),
+    ("d = CAST(TIMESTAMP_NS '2200-01-01 23:59:59.999999999' AS DATE)",
+     "d = CAST(TIMESTAMP_NS '2200-01-01 23:59:59.999999999' AS DATE)",
+     "DuckDB rounds to the next microsecond: the next day"),
+    ("t = TIMESTAMP_S '2000-01-01 00:00:00.7'", "t = CAST('2000-01-01 00:00:00.7' AS TIMESTAMP_S)",
+     "finer than its type: DuckDB rounds, others truncate"),
+])
+def test_literal_casts_are_exact_or_stay_unknown(text, expected, why):
+    assert sql_of(rules.fold_literal_casts, text) == expected, why
+
+
 def test_fold_literal_casts_rejects_a_bad_literal():
     with pytest.raises(TypeMismatchError, match="cannot cast"):
         rules.fold_literal_casts(n.Cast(n.Literal("abc"), pa.int64()))

@@ -126,6 +126,53 @@ def test_float_rules(expr, expected, why):
     assert keep(FLOATS, expr) == expected, why
 
 
+@pytest.mark.parametrize("expr, expected, why", [
+    ("isnan(f)", [False, False, True, True, False], "nan_count 0, 0, 5 of 5, unknown, 0"),
+    ("f IS NAN", [False, False, True, True, False], "Oracle's spelling of isnan"),
+    ("NOT isnan(f)", [True, True, False, True, True], "the third holds only NaN"),
+    ("f IS NOT NAN", [True, True, False, True, True], "the third holds only NaN"),
+    ("NOT (isnan(f) OR f > 2)", [True, True, False, True, True], "NOT pushed through isnan"),
+])
+def test_isnan(expr, expected, why):
+    assert keep(FLOATS, expr) == expected, why
+
+
+def test_isnan_of_a_type_without_nan():
+    assert keep(X, "isnan(x)") == [False, False, False], "an integer is never NaN"
+    assert keep(X, "NOT isnan(x)") == [True, True, False], "every value is regular; all-NULL matches nothing"
+    strings = make_stats(s=[("a", "b", 0)])
+    assert keep(strings, "isnan(s)") == [True], "Spark casts the text 'NaN' to a NaN: unknown"
+
+
+def test_arithmetic_that_may_leave_its_type_keeps():
+    # i64 at its minimum, an ordinary range, a range with an unknown min, one near the maximum
+    t = make_stats(i=[(-(2**63), -(2**63), 0), (0, 10, 0), (None, 10, 0), (2**63 - 9, 2**63 - 1, 0)],
+                   types={"i": pa.int64()})
+    assert keep(t, "i - 1 < -9223372036854775807") == [True, False, True, False], \
+        "-2**63 - 1 leaves int64; an unknown min may lie anywhere below 10"
+    assert keep(t, "-i > 0") == [True, False, True, False], "-(-2**63) = 2**63 leaves int64"
+    assert keep(t, "i + 2 < 0") == [True, False, True, True], "-2**63 + 2 < 0; 2**63 + 1 wraps to a negative"
+    small = make_stats(b=[(0, 127, 0), (0, 100, 0)], types={"b": pa.int8()})
+    assert keep(small, "b + 2 <= 0") == [True, False], "TINYINT + 2 is TINYINT in DuckDB: 129 wraps (or fails)"
+    assert keep(small, "b + 1000 > 1127") == [False, False], "1000 needs SMALLINT: 127 + 1000 fits it"
+    unsigned = make_stats(u=[(0, 5, 0), (3, 5, 0)], types={"u": pa.uint8()})
+    assert keep(unsigned, "u - 2 > 200") == [True, False], "0 - 2 leaves UTINYINT (254 when it wraps)"
+
+
+def test_casts_that_may_leave_the_target_type_keep():
+    t = make_stats(i=[(-1, 5, 0), (0, 5, 0)], types={"i": pa.int32()})
+    assert keep(t, "CAST(i AS UBIGINT) > 32768") == [True, False], "-1 as UBIGINT wraps to 2**64 - 1 (or fails)"
+    assert keep(t, "CAST(i AS TINYINT) > 5") == [False, False], "[-1, 5] fits TINYINT"
+
+
+def test_double_literals_near_2_53_against_integers():
+    t = make_stats(i=[(2**53 + 1, 2**53 + 1, 0)], types={"i": pa.int64()})
+    assert keep(t, "i = 9007199254740992e0") == [True], "2**53 + 1 as a double is 2**53"
+    assert keep(t, "i = 9007199254740993.0") == [True], "an exact decimal literal: exactly equal"
+    assert keep(t, "i = 9007199254740992.0") == [False], "an exact decimal literal: one below"
+    assert keep(t, "i < 9007199254740990e0") == [False], "far enough below to be exact"
+
+
 def test_nan_bounds_are_unknown_and_float32_literals_are_fuzzy():
     t = make_stats(f=[(math.nan, 1.0, 0), (0.1, 0.1, 0)], types={"f": pa.float32()}, nan_count={"f": [0, 0]})
     assert keep(t, "f < -5") == [True, False], "a NaN min is unknown"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from prune_engine.errors import PruneEngineError, SqlParseError
 from prune_engine.expr.nodes import (
-    NULL, And, Arith, Cast, Column, Compare, Func, InList, IsBool, IsDistinct, IsNull, Like, Literal,
+    NULL, And, Arith, Cast, Column, Compare, Func, InList, IsBool, IsDistinct, IsNan, IsNull, Like, Literal,
     Negate, Not, Or, RegexpLike,
 )
 from prune_engine.expr.sql import like_escape, parse_sql
@@ -34,6 +34,10 @@ MAPPINGS = [
     ("x = -5", Compare("=", x, lit(-5))),
     ("x = -1.5", Compare("=", x, lit(Decimal("-1.5")))),
     ("x = -2e-1", Compare("=", x, lit(-0.2))),
+    ("x = 1.00000000000000000000000000000000000001", Compare("=", x, lit(1.0))),  # 39 digits: DuckDB's DOUBLE
+    ("x = 1.0000000000000000000000000000000000001", Compare("=", x, lit(Decimal("1.0000000000000000000000000000000000001")))),
+    ("b = X'6162'", Compare("=", b, lit(b"ab"))),
+    ("b = x''", Compare("=", b, lit(b""))),
     ("s = 'it''s'", Compare("=", s, lit("it's"))),
     ("s = 'línea\nnueva'", Compare("=", s, lit("línea\nnueva"))),
     ("b = TRUE", Compare("=", b, lit(True))),
@@ -73,6 +77,11 @@ MAPPINGS = [
     ("NOT x = 1", Not(Compare("=", x, lit(1)))),
     ("NOT (NOT b)", Not(Not(b))),
     # IS [NOT] NULL / TRUE / FALSE
+    ("isnan(x)", IsNan(x)),
+    ("is_nan(x)", IsNan(x)),
+    ("NOT isnan(x)", IsNan(x, negated=True)),
+    ("x IS NAN", IsNan(x)),
+    ("x IS NOT NAN", IsNan(x, negated=True)),
     ("x IS NULL", IsNull(x)),
     ("x IS NOT NULL", IsNull(x, negated=True)),
     ("NOT (x IS NULL)", IsNull(x, negated=True)),
@@ -153,6 +162,8 @@ ERRORS = [
     ("x = 1 AND\n y = \"ab", 2, 6),
     ("x = 1 /* no end", 1, 7),
     ("x = 0x10", 1, 5),
+    ("b = X'616'", 1, 5),
+    ("b = X'zz'", 1, 5),
     ("x = 1 AND (y = 2 z)", 1, 18),
     ("SELECT x FROM t", 1, 1),
     ("  x = 1; y = 2", 1, 10),
