@@ -35,10 +35,13 @@ import math
 
 import pyarrow as pa
 
+from prune_engine.evaluate.domains import civil_from_days
+
 from .data import (CID, DEC, DECIMAL_TYPES, F32_MAX, FLOAT_TYPES, INT_TYPES, TIMESTAMP_TYPES, Case, Leaf,
                    dec, int_range, to_f32)
 from .predicates import (COMPARE_OPS, FLIP, Atom, Not, Pred, column_pair, same, sql_blob, sql_decimal,
                          sql_double, sql_string)
+from .stats import storage_type
 
 #: one more family of column types, beyond the random test's catalog
 EXTRA_TYPES = {"fsb": ("binary", pa.binary(4)), "dt": ("date", pa.date32()), "s": ("string", pa.string()),
@@ -169,7 +172,7 @@ def boundary_case(rnd, column: str, other: str | None = None) -> Case:
     cids = [f"c{i:03d}" for i in range(len(contents))]
     rows = [row for part in contents for row in part]
     values = {leaf.name: [row[i] for row in rows] for i, leaf in enumerate(leaves)}
-    arrays = {leaf.name: pa.array(values[leaf.name], _storage_type(leaf.type)).cast(leaf.type) for leaf in leaves}
+    arrays = {leaf.name: pa.array(values[leaf.name], storage_type(leaf.type)).cast(leaf.type) for leaf in leaves}
     arrays[CID] = pa.array([c for c, part in zip(cids, contents) for _ in part], pa.string())
     return Case(table=pa.table(arrays), leaves=leaves, cids=cids, sizes=[len(p) for p in contents],
                 values=values)
@@ -189,33 +192,12 @@ def _pair_layouts(rnd, pool_a: list, pool_b: list) -> list[list[tuple]]:
     return out
 
 
-def _storage_type(typ: pa.DataType) -> pa.DataType:
-    if pa.types.is_timestamp(typ):
-        return pa.int64()
-    if pa.types.is_date32(typ):
-        return pa.int32()
-    return typ
-
-
 # --------------------------------------------------------------------------- literals
-
-
-def _days_to_civil(days: int) -> tuple[int, int, int]:
-    """Proleptic Gregorian (year, month, day) of a day number (0 = 1970-01-01), any year."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (m <= 2), m, d
 
 
 def date_text(days: int) -> str | None:
     """ISO text of a date (years 1 and later, more than four digits past 9999), else None."""
-    y, m, d = _days_to_civil(days)
+    y, m, d = civil_from_days(days)
     return f"{y:04d}-{m:02d}-{d:02d}" if y >= 1 else None
 
 

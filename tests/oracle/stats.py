@@ -105,12 +105,12 @@ def reference_stats(case: Case, rnd) -> pa.Table:
             nans[leaf.name].append(sum(_is_nan(v) for v in vals))
     tree = _tree(case.leaves)
     floats = [leaf for leaf in case.leaves if leaf.kind == "float"]
-    arr = {name: pa.array(v, _storage(case.leaf(name).type)) for name, v in mins.items()}
+    arr = {name: pa.array(v, storage_type(case.leaf(name).type)) for name, v in mins.items()}
     columns = {
         "container": pa.array(case.cids, pa.string()),
         "num_records": pa.array(case.sizes, pa.int64()),
         "min_values": _build(tree, arr, lambda leaf: leaf.type),
-        "max_values": _build(tree, {n: pa.array(v, _storage(case.leaf(n).type)) for n, v in maxs.items()},
+        "max_values": _build(tree, {n: pa.array(v, storage_type(case.leaf(n).type)) for n, v in maxs.items()},
                              lambda leaf: leaf.type),
         "null_count": _build(tree, {n: pa.array(v, pa.int64()) for n, v in nulls.items()},
                              lambda leaf: pa.int64()),
@@ -121,7 +121,7 @@ def reference_stats(case: Case, rnd) -> pa.Table:
     return pa.table(columns)
 
 
-def _storage(typ: pa.DataType) -> pa.DataType:
+def storage_type(typ: pa.DataType) -> pa.DataType:
     """The type our Python storage values convert to directly (dates and timestamps as ints)."""
     if pa.types.is_timestamp(typ):
         return pa.int64()
