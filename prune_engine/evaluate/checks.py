@@ -15,7 +15,7 @@ leaf               may be TRUE where
 ``x != v``         a value may exist and not ``lo == hi == v`` (NaN != v)
 ``x < v``          a regular value may exist and ``lo < v``
 ``x > v``          a regular value may exist and ``hi > v``, or a NaN may exist
-``x IN (S)``       some ``s`` in ``S`` has ``lo <= s <= hi`` (binary search over sorted S)
+``x IN (S)``       some ``s`` in ``S`` has ``lo <= s <= hi`` (one lookup in sorted S)
 ``x NOT IN (S)``   a value may exist and not ``lo == hi`` in ``S``
 ``x IS NULL``      ``null_count > 0``
 ``x < y``          both may hold regular values and ``lo(x) < hi(y)``
@@ -218,7 +218,7 @@ class CmpCols(Check):
 
 @dataclass(repr=False)
 class InSet(Check):
-    """``operand IN (values)``: a vectorized sorted-set test (binary search per container)."""
+    """``operand IN (values)``: one vectorized sorted-set test (:mod:`.membership`)."""
 
     operand: Any
     values: Any  # domain.sorted_set(...)
@@ -231,18 +231,7 @@ class InSet(Check):
         f = self.operand.facts(ctx)
         test = None
         if lo is not None and hi is not None:
-            if self.domain.numpy_backed and len(self.values):
-                # an unknown bound reads as the set's own end: the known bound still decides
-                if lov is not None:
-                    lo = np.where(lov, lo, self.values[0])
-                if hiv is not None:
-                    hi = np.where(hiv, hi, self.values[-1])
-                test = self.domain.any_in_range(lo, hi, self.values)
-            else:
-                test = self.domain.any_in_range(lo, hi, self.values)
-                for v in (lov, hiv):
-                    if v is not None:
-                        test |= ~v
+            test = self.domain.any_in_range(lo, hi, self.values, lov, hiv)
         keep = _full(ctx, both(f.maybe_regular, test))
         if self.has_nan:
             keep = keep | f.maybe_nan

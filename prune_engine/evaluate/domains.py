@@ -10,7 +10,7 @@ FloatDomain     float32, float64                          numpy, native dtype (N
 BoolDomain      bool                                      numpy bool
 TemporalDomain  date32, date64, timestamp (any unit, tz)  numpy int (days / ms / the unit)
 DecimalDomain   decimal128/256                            numpy int64 (p <= 18) or Arrow
-ArrowDomain     string, large_string, binary, ...         Arrow compute kernels
+ArrowDomain     string, large_string, binary, ...         uint64 words (:mod:`.strings`)
 ==============  =======================================  ==================================
 
 A literal meets a domain through :meth:`Domain.coerce`, which says exactly where the literal
@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine.errors import TypeMismatchError
+from prune_engine.evaluate import membership, strings
 
 OPS_NUMPY = {
     "=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -121,29 +122,20 @@ class Domain(abc.ABC):
         return np.unique(np.array([self.scalar(v) for v in values], dtype=self.dtype))
 
     def isin(self, values, sorted_set) -> np.ndarray:
-        return np.isin(values, sorted_set)
+        """For each value: is it in ``sorted_set``?"""
+        return membership.contains(sorted_set, values)
 
-    def any_in_range(self, lo, hi, sorted_set) -> np.ndarray:
-        """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``?"""
+    def any_in_range(self, lo, hi, sorted_set, lo_known=None, hi_known=None) -> np.ndarray:
+        """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``? An unknown
+        bound (``*_known`` False; None = all known) reads as the set's own end, so that the
+        known one still decides."""
         if len(sorted_set) == 0:
             return np.zeros(len(lo), dtype=bool)
-        from prune_engine.evaluate import _kernels
-
-        if sorted_set.dtype.kind in "iu" and lo.dtype.kind in "iu":
-            first, last = int(sorted_set[0]), int(sorted_set[-1])
-            if last - first <= DENSE_SET_SPAN and last < 2**63:
-                wide = np.uint64 if lo.dtype == np.uint64 else np.int64
-                counts = _prefix_counts(sorted_set, first, last)
-                return _kernels.dense_range_hits(lo.astype(wide, copy=False), hi.astype(wide, copy=False),
-                                                 counts, first, last)
-        kind = {"i": np.int64, "u": np.uint64, "f": lo.dtype.type}.get(lo.dtype.kind)
-        if kind is not None and sorted_set.dtype.kind == lo.dtype.kind:
-            return _kernels.sorted_range_hits(lo.astype(kind, copy=False), hi.astype(kind, copy=False),
-                                              sorted_set.astype(kind, copy=False))
-        idx = np.searchsorted(sorted_set, lo, side="left")
-        found = idx < len(sorted_set)
-        idx = np.minimum(idx, len(sorted_set) - 1)
-        return found & (sorted_set[idx] <= hi)
+        if lo_known is not None:
+            lo = np.where(lo_known, lo, sorted_set[0])
+        if hi_known is not None:
+            hi = np.where(hi_known, hi, sorted_set[-1])
+        return membership.any_in_range(lo, hi, sorted_set)
 
     # literals -----------------------------------------------------------------------------
     _limits: tuple[Any, Any] = (None, None)
@@ -160,24 +152,6 @@ class Domain(abc.ABC):
     def mismatch(self, value) -> TypeMismatchError:
         return TypeMismatchError(
             f"cannot compare a {self.type} column with {type(value).__name__} literal {value!r}")
-
-
-def _prefix_counts(sorted_set: np.ndarray, first: int, last: int) -> np.ndarray:
-    """``counts[k]``: how many members lie below ``first + k`` (k = 0 .. last - first + 1)."""
-    counts = np.zeros(last - first + 2, dtype=np.int32)
-    counts[sorted_set.astype(np.int64) - first + 1] = 1
-    return np.cumsum(counts, out=counts)
-
-
-def _dense_any_in_range(lo, hi, sorted_set, first: int, last: int) -> np.ndarray:
-    """numpy reference of :func:`prune_engine.evaluate._kernels.dense_range_hits`."""
-    counts = _prefix_counts(sorted_set, first, last)
-    span = last - first + 1
-    info = np.iinfo(lo.dtype)
-    dt = lo.dtype.type
-    a = np.minimum(np.maximum(lo, dt(first)), dt(min(last + 1, info.max))).astype(np.int64) - first
-    b = np.minimum(np.maximum(hi, dt(max(first - 1, info.min))), dt(last)).astype(np.int64) - (first - 1)
-    return counts[np.minimum(b, span)] > counts[np.minimum(a, span)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -235,11 +209,6 @@ def _double_on_grid(x: float, per_unit: int, always_fuzzy: bool = False) -> Coer
 
 
 _UNSIGNED = {pa.uint8().id, pa.uint16().id, pa.uint32().id, pa.uint64().id}
-
-#: an integer IN list spanning at most this many values is tested through a prefix-count
-#: table (two gathers per container) instead of a binary search per container
-DENSE_SET_SPAN = 1 << 22
-
 
 def _integer_limits(dtype: np.dtype) -> tuple[int, int]:
     info = np.iinfo(dtype)
@@ -505,13 +474,18 @@ class DecimalDomain(Domain):
 
     def isin(self, values, sorted_set):
         if self.small:
-            return np.isin(values, sorted_set)
-        return _arrow_isin(values, [self.scalar(v) for v in sorted_set], self.type)
+            return super().isin(values, sorted_set)
+        items = pa.array([self.scalar(v) for v in sorted_set], self.type)
+        return bool_numpy(pc.is_in(values, value_set=items))
 
-    def any_in_range(self, lo, hi, sorted_set):
+    def any_in_range(self, lo, hi, sorted_set, lo_known=None, hi_known=None):
         if self.small:
-            return super().any_in_range(lo, hi, sorted_set)
-        return _arrow_any_in_range(self, lo, hi, sorted_set)
+            return super().any_in_range(lo, hi, sorted_set, lo_known, hi_known)
+        test = _arrow_any_in_range(self, lo, hi, sorted_set)
+        for known in (lo_known, hi_known):  # wide decimals: an unknown bound keeps
+            if known is not None:
+                test |= ~known
+        return test
 
     def coerce(self, value):
         # a double against a decimal: engines compare in double, rounding the decimal values
@@ -535,77 +509,20 @@ def _fixed_values_words(arr: pa.Array) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------
-# strings and binary (Arrow kernels; byte order = UTF-8 code point order)
+# strings and binary (byte order = UTF-8 code point order), compared as words: see .strings
 
 
-class KeyedStrings:
-    """String or binary bounds with an order-preserving ``uint64`` key per value: its first
-    eight bytes, big-endian, zero-padded. Keys that differ decide a comparison at numpy speed;
-    only values whose key equals the other side's go to Arrow's kernels."""
-
-    __slots__ = ("arr", "_keys", "_lengths")
-
-    def __init__(self, arr: pa.Array):
-        self.arr = arr
-        self._keys = self._lengths = None
-
-    def __len__(self):
-        return len(self.arr)
-
-    @property
-    def keys(self) -> np.ndarray:
-        if self._keys is None:
-            self._keys, self._lengths = prefix_keys(self.arr)
-        return self._keys
-
-    @property
-    def lengths(self) -> np.ndarray:
-        """Byte lengths: among values of equal key, when both sides are at most eight bytes
-        long, the shorter is the smaller (the longer continues with NUL bytes)."""
-        if self._lengths is None:
-            self._keys, self._lengths = prefix_keys(self.arr)
-        return self._lengths
-
-
-def prefix_keys(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The first eight bytes of every value as a big-endian ``uint64``, and the byte lengths
-    (garbage under nulls).
-
-    >>> keys, lengths = prefix_keys(pa.array(["a", "ab", ""]))
-    >>> keys.tolist() == [0x61 << 56, 0x6162 << 48, 0], lengths.tolist()
-    (True, [1, 2, 0])
-    """
-    n = len(arr)
-    off_type = np.int64 if (pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)) else np.int32
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=off_type, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    keys = np.zeros(n, dtype=np.uint64)
-    last = len(data) - 1
-    for j in range(8):
-        has = lengths > j
-        if not has.any():
-            break
-        byte = data[np.minimum(starts + j, last)].astype(np.uint64)
-        keys |= np.where(has, byte, 0).astype(np.uint64) << np.uint64(56 - 8 * j)
-    return keys, lengths
-
-
-def _key_of(value) -> tuple[np.uint64, int]:
-    raw = value.as_py() if isinstance(value, pa.Scalar) else value
-    b = raw.encode() if isinstance(raw, str) else bytes(raw)
-    return np.uint64(int.from_bytes(b[:8].ljust(8, b"\0"), "big")), len(b)
-
-
-def _unwrap(v):
-    return v.arr if isinstance(v, KeyedStrings) else v
+def as_bytes(value) -> bytes:
+    """A string or binary literal as the bytes it compares by."""
+    if isinstance(value, pa.Scalar):
+        value = value.as_py()
+    return value.encode() if isinstance(value, str) else bytes(value)
 
 
 class ArrowDomain(Domain):
-    """Strings and binary compared by bytes. Fixed-size binary bounds are read as binary, so
-    that literals of any length compare with them by bytes (``X'ff'`` against ``binary(4)``)."""
+    """Strings and binary compared by bytes, through :class:`~.strings.KeyedStrings` (numpy
+    words). Fixed-size binary bounds are read as binary, so that literals of any length
+    compare with them by bytes (``X'ff'`` against ``binary(4)``). Coerced values are bytes."""
 
     numpy_backed = False
 
@@ -613,53 +530,29 @@ class ArrowDomain(Domain):
         super().__init__(type_)
         self.is_text = pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
         self.value_type = pa.binary() if pa.types.is_fixed_size_binary(type_) else type_
-        self.keyed = (pa.types.is_string(self.value_type) or pa.types.is_large_string(self.value_type)
-                      or pa.types.is_binary(self.value_type) or pa.types.is_large_binary(self.value_type))
 
     def view(self, arr):
         if arr.type != self.value_type:
             arr = arr.cast(self.value_type)
-        return (KeyedStrings(arr) if self.keyed else arr), validity(arr)
+        return strings.KeyedStrings(arr), validity(arr)
 
     def scalar(self, v):
-        return pa.scalar(v, self.value_type)
+        return as_bytes(v)
 
     def compare(self, values, op, scalar):
-        if not isinstance(values, KeyedStrings):
-            return bool_numpy(OPS_ARROW[op](values, scalar))
-        keys, (key, size) = values.keys, _key_of(scalar)
-        out = OPS_NUMPY[op](keys, key)
-        tie = np.flatnonzero(keys == key)
-        if len(tie):
-            if size <= 8:  # every tied value starts with the literal: order by length
-                out[tie] = OPS_NUMPY[op](values.lengths[tie], size)
-            else:
-                out[tie] = bool_numpy(OPS_ARROW[op](values.arr.take(pa.array(tie)), scalar))
-        return out
+        return strings.compare_literal(values, op, scalar)
 
     def compare_arrays(self, a, op, b):
-        if not (isinstance(a, KeyedStrings) and isinstance(b, KeyedStrings)):
-            return bool_numpy(OPS_ARROW[op](_unwrap(a), _unwrap(b)))
-        out = OPS_NUMPY[op](a.keys, b.keys)
-        tie = np.flatnonzero(a.keys == b.keys)
-        if len(tie):
-            la, lb = a.lengths[tie], b.lengths[tie]
-            short = (la <= 8) & (lb <= 8)
-            out[tie[short]] = OPS_NUMPY[op](la[short], lb[short])
-            rest = tie[~short]
-            if len(rest):
-                idx = pa.array(rest)
-                out[rest] = bool_numpy(OPS_ARROW[op](a.arr.take(idx), b.arr.take(idx)))
-        return out
+        return strings.compare_columns(a, op, b)
 
     def sorted_set(self, values):
-        return sorted(set(values))
+        return sorted({as_bytes(v) for v in values})
 
     def isin(self, values, sorted_set):
-        return _arrow_isin(_unwrap(values), sorted_set, self.value_type)
+        return strings.isin(values, sorted_set)
 
-    def any_in_range(self, lo, hi, sorted_set):
-        return _arrow_any_in_range(self, _unwrap(lo), _unwrap(hi), sorted_set)
+    def any_in_range(self, lo, hi, sorted_set, lo_known=None, hi_known=None):
+        return strings.any_in_range(lo, hi, sorted_set, lo_known, hi_known)
 
     def coerce(self, value):
         if self.is_text:
@@ -670,10 +563,6 @@ class ArrowDomain(Domain):
         elif isinstance(value, str):
             return Coerced("exact", value.encode(), value.encode())
         raise self.mismatch(value)
-
-
-def _arrow_isin(values, items, type_) -> np.ndarray:
-    return bool_numpy(pc.is_in(values, value_set=pa.array(items, type_)))
 
 
 def _arrow_any_in_range(domain: Domain, lo, hi, sorted_set) -> np.ndarray:
