@@ -11,7 +11,9 @@ the min/max rewrite of DataFusion's ``PruningPredicate``, written once in :func:
     may_match(x != v)       = x_min != v OR x_max != v
     may_match(x < v)        = x_min < v        (<=, >, >= alike)
     may_match(x IN (v...))  = OR over v of (x_min <= v AND v <= x_max)
+    may_match(x NOT IN (v...)) = AND over v of (x_min != v OR x_max != v)
     may_match(x LIKE 'p%')  = x_min < succ(p) AND x_max >= p
+    may_match(x NOT LIKE 'p%') = x_min < p OR x_max >= succ(p)
     float x, op in > >= !=  : ... OR nan_count != 0   (NaN sorts above +inf, NaN != v)
     keep(a AND b) = keep(a) AND keep(b);  keep(a OR b) = keep(a) OR keep(b)
 
@@ -19,7 +21,7 @@ Each engine supplies the handful of operations the rewrite needs (an "ops" objec
 native form: DuckDB gets SQL text, pyarrow eager arrays, Polars expressions, the Python loop
 closures over one row, and the numpy floor arrays prepared with their nulls filled by values
 that keep (min -> lowest, max -> highest, counts -> "not all null"), so that it needs no validity
-handling. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
+handling, and strings replaced by their ranks among the column's bounds and the literals. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
 
 A peer is built once per (table, predicate) outside any timed region; calling it computes the
 mask and returns it in the engine's native type; :func:`to_numpy` turns any of them into a numpy
@@ -51,7 +53,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.evaluate.domains import prefix_keys
 from prune_engine.expr.like import successor
 from prune_engine.stats.layout import MAX_VALUES, MIN_VALUES, NAN_COUNT, NULL_COUNT, NUM_RECORDS
 
@@ -102,6 +103,28 @@ class Prefix(Pred):
 
     def sql(self) -> str:
         return f"{self.column} LIKE {sql_literal(self.prefix + '%')}"
+
+
+@dataclass(frozen=True)
+class NotIn(Pred):
+    """``column NOT IN (values...)``."""
+
+    column: str
+    values: tuple
+
+    def sql(self) -> str:
+        return f"{self.column} NOT IN ({', '.join(sql_literal(v) for v in self.values)})"
+
+
+@dataclass(frozen=True)
+class NotPrefix(Pred):
+    """``column NOT LIKE 'prefix%'`` (the prefix holds no wildcard)."""
+
+    column: str
+    prefix: str
+
+    def sql(self) -> str:
+        return f"{self.column} NOT LIKE {sql_literal(self.prefix + '%')}"
 
 
 @dataclass(frozen=True)
@@ -165,12 +188,17 @@ def may_match(pred: Pred, ops) -> Any:
     lo, hi = ops.stat(MIN_VALUES, pred.column), ops.stat(MAX_VALUES, pred.column)
     if isinstance(pred, In):
         return ops.any_in_range(lo, hi, pred.values, pred.column)
-    if isinstance(pred, Prefix):
+    if isinstance(pred, NotIn):
+        return reduce(ops.and_, (ops.or_(ops.cmp("!=", lo, v), ops.cmp("!=", hi, v))
+                                 for v in (ops.lit(x, pred.column) for x in pred.values)))
+    if isinstance(pred, (Prefix, NotPrefix)):
         upper = successor(pred.prefix)
         if upper is None:
             raise ValueError(f"the prefix {pred.prefix!r} has no successor")
-        return ops.and_(ops.cmp("<", lo, ops.lit(upper, pred.column)),
-                        ops.cmp(">=", hi, ops.lit(pred.prefix, pred.column)))
+        p, succ = ops.lit(pred.prefix, pred.column), ops.lit(upper, pred.column)
+        if isinstance(pred, NotPrefix):
+            return ops.or_(ops.cmp("<", lo, p), ops.cmp(">=", hi, succ))
+        return ops.and_(ops.cmp("<", lo, succ), ops.cmp(">=", hi, p))
     if not isinstance(pred, Cmp):
         raise TypeError(f"not a benchmark predicate: {pred!r}")
     v = ops.lit(pred.value, pred.column)
@@ -440,8 +468,9 @@ _NP_CMP = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
 class _NumpyOps(_Ops):
     """Plain numpy arrays, prepared outside the timed region with nulls filled by values that
     make the rewrite keep (so no validity handling is timed: a lower bound for any engine).
-    Timestamps become int64 microseconds, booleans int8, strings (at most 8 bytes)
-    order-preserving uint64 keys (:func:`string_keys`): every comparison is a plain numeric one.
+    Timestamps become int64 microseconds, booleans int8, strings their ranks among the column's
+    bounds and the predicate's literals (:class:`StringRanks`): every comparison is a plain
+    numeric one.
     The stand-ins for unknown bounds lie beyond every value of the type, so that even
     ``b > TRUE`` keeps an unknown max."""
 
@@ -450,8 +479,13 @@ class _NumpyOps(_Ops):
         self.arrays: dict[tuple[str, str], np.ndarray] = {}
         self.nr = table.column(NUM_RECORDS).to_numpy()
         arrow = _ArrowOps(table)
-        for column in _columns(pred):
+        self.ranks: dict[str, StringRanks] = {}
+        for column in columns_of(pred):
             typ = self.data_type(column)
+            if pa.types.is_string(typ):
+                self.ranks[column] = StringRanks(
+                    [arrow.stat(MIN_VALUES, column), arrow.stat(MAX_VALUES, column)],
+                    _literals(pred, column))
             lowest, highest = _extremes(typ)
             fills = {MIN_VALUES: lowest, MAX_VALUES: highest, NULL_COUNT: 0}
             if pa.types.is_floating(typ):
@@ -459,7 +493,7 @@ class _NumpyOps(_Ops):
             for struct, fill in fills.items():
                 leaf = arrow.stat(struct, column)
                 if struct in (MIN_VALUES, MAX_VALUES):
-                    leaf = _numpy_values(leaf, typ)
+                    leaf = self.ranks[column].of(leaf) if column in self.ranks else _numpy_values(leaf, typ)
                 else:
                     leaf = pc.fill_null(leaf, 0).to_numpy()
                 unknown = np.asarray(arrow.stat(struct, column).is_null())
@@ -474,6 +508,8 @@ class _NumpyOps(_Ops):
     def make_lit(self, value, column):
         if column is None:
             return value
+        if column in self.ranks:
+            return self.ranks[column].of(pa.array([value]))[0]
         return _numpy_scalar(value, self.data_type(column))
 
     def cmp(self, op, a, b):
@@ -498,9 +534,10 @@ class _NumpyOps(_Ops):
         return (i < len(ordered)) & (ordered[np.minimum(i, len(ordered) - 1)] <= hi)
 
 
-def _columns(pred: Pred) -> list[str]:
+def columns_of(pred: Pred) -> list[str]:
+    """The columns ``pred`` tests, sorted."""
     if isinstance(pred, (All, Any_)):
-        return sorted({c for a in pred.args for c in _columns(a)})
+        return sorted({c for a in pred.args for c in columns_of(a)})
     return [pred.column]
 
 
@@ -517,35 +554,48 @@ def _extremes(typ: pa.DataType):
     raise TypeError(f"the floor does not handle {typ}")
 
 
+def _literals(pred: Pred, column: str) -> list[str]:
+    """Every string literal of ``pred`` that meets ``column`` (with the prefixes' successors)."""
+    if isinstance(pred, (All, Any_)):
+        return [v for a in pred.args for v in _literals(a, column)]
+    if pred.column != column:
+        return []
+    if isinstance(pred, (In, NotIn)):
+        return list(pred.values)
+    if isinstance(pred, (Prefix, NotPrefix)):
+        return [pred.prefix, successor(pred.prefix)]
+    return [pred.value]
+
+
+class StringRanks:
+    """Order-preserving uint64 ranks of strings (byte order) among a fixed set: ``1`` for the
+    smallest of them, and so on; null and the strings outside the set have no rank (0).
+
+    >>> r = StringRanks([pa.array(["b", "ab", None])], ["https://x/1", "abc"])
+    >>> r.of(pa.array(["ab", "abc", "b", "https://x/1", None])).tolist()
+    [1, 2, 3, 4, 0]
+    """
+
+    def __init__(self, arrays: list, literals: list[str]):
+        strings = [pa.chunked_array([a]) if isinstance(a, pa.Array) else a for a in arrays]
+        values = pa.chunked_array([c for a in strings for c in a.chunks] + [pa.array(literals, pa.string())],
+                                  pa.string())
+        distinct = pc.unique(values.combine_chunks().drop_null())
+        self.sorted = distinct.take(pc.sort_indices(distinct))
+
+    def of(self, strings) -> np.ndarray:
+        index = pc.index_in(strings, value_set=self.sorted)
+        return np.asarray(pc.fill_null(pc.add(index, 1), 0).cast(pa.uint64()).to_numpy(zero_copy_only=False))
+
+
 def _numpy_values(leaf, typ: pa.DataType) -> np.ndarray:
     """Bounds as a numpy array in the floor's domain (the values under nulls are arbitrary)."""
-    if pa.types.is_string(typ):
-        return string_keys(leaf)
     if pa.types.is_timestamp(typ) or pa.types.is_boolean(typ):
         leaf = pc.cast(leaf, pa.int8() if pa.types.is_boolean(typ) else pa.int64())
     return np.asarray(pc.fill_null(leaf, pa.scalar(0).cast(leaf.type)).to_numpy())
 
 
-def string_keys(strings) -> np.ndarray:
-    """Order-preserving uint64 keys of strings of at most 8 UTF-8 bytes: the bytes big-endian,
-    zero-padded (so byte order is integer order; nulls become 0).
-
-    >>> k = string_keys(pa.array(["b", "ab", None, "abc"]))
-    >>> [int(x) for x in np.argsort(k)], bool(k[1] < k[3] < k[0])
-    ([2, 1, 3, 0], True)
-    """
-    arr = pa.chunked_array([strings]) if isinstance(strings, pa.Array) else strings
-    arr = arr.combine_chunks()
-    keys, lengths = prefix_keys(arr)
-    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False))
-    if (lengths[valid] > 8).any():
-        raise ValueError("the floor packs strings of at most 8 bytes; this column has longer ones")
-    return np.where(valid, keys, np.uint64(0))
-
-
 def _numpy_scalar(value, typ: pa.DataType):
-    if pa.types.is_string(typ):
-        return string_keys(pa.array([value]))[0]
     if pa.types.is_timestamp(typ):
         return np.int64(pa.scalar(value, typ).cast(pa.int64()).as_py())
     if pa.types.is_boolean(typ):
@@ -567,7 +617,7 @@ class IcebergPeer:
 
     The float ``>``/``>=``/``!=`` tests are given as ``... OR is_nan(x)`` so that NaN follows
     our semantics (NaN sorts above +inf). Knowingly less precise than the rewrite above:
-    ``IN`` with more than 200 values and ``!=`` always keep (PyIceberg's own choices).
+    ``IN`` with more than 200 values, ``NOT IN`` and ``!=`` always keep (PyIceberg's own choices).
     """
 
     def __init__(self, table: pa.Table, pred: Pred, files: list | None = None):
@@ -648,8 +698,12 @@ def _iceberg_expr(pred: Pred, schema: pa.Schema):
         return ie.Or(*(_iceberg_expr(a, schema) for a in pred.args))
     if isinstance(pred, In):
         return ie.In(pred.column, set(pred.values))
+    if isinstance(pred, NotIn):
+        return ie.NotIn(pred.column, set(pred.values))
     if isinstance(pred, Prefix):
         return ie.StartsWith(pred.column, pred.prefix)
+    if isinstance(pred, NotPrefix):
+        return ie.NotStartsWith(pred.column, pred.prefix)
     make = {"=": ie.EqualTo, "!=": ie.NotEqualTo, "<": ie.LessThan, "<=": ie.LessThanOrEqual,
             ">": ie.GreaterThan, ">=": ie.GreaterThanOrEqual}[pred.op]
     expr = make(pred.column, _iceberg_value(pred.value))
@@ -678,7 +732,8 @@ MAX_CONTAINERS: dict[str, int] = {"pyiceberg": 100_000, "python": 100_000}
 
 def knowingly_less_precise(peer: str, pred: Pred) -> bool:
     """True where ``peer`` keeps more containers than the rewrite by its own design: PyIceberg
-    keeps on ``!=`` and on ``IN`` with more than 200 values (its ``IN_PREDICATE_LIMIT``).
+    keeps on ``!=``, on ``NOT IN`` and on ``IN`` with more than 200 values (its
+    ``IN_PREDICATE_LIMIT``).
 
     >>> knowingly_less_precise("pyiceberg", In("x", tuple(range(300)))), knowingly_less_precise("duckdb", Cmp("x", "!=", 1))
     (True, False)
@@ -687,7 +742,7 @@ def knowingly_less_precise(peer: str, pred: Pred) -> bool:
         return False
     if isinstance(pred, (All, Any_)):
         return any(knowingly_less_precise(peer, a) for a in pred.args)
-    return (isinstance(pred, In) and len(pred.values) > 200) or \
+    return (isinstance(pred, In) and len(pred.values) > 200) or isinstance(pred, NotIn) or \
         (isinstance(pred, Cmp) and pred.op == "!=")
 
 

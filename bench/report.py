@@ -31,6 +31,11 @@ SIZE_ORDER = ["1k", "10k", "100k", "1M"]
 #: issue #2 targets
 FLOOR_RATIO_TARGET = 2.0
 WARM_1K_TARGET_S = 100e-6
+#: issue #10 targets: every string test within 2x of the floor at the largest size, and IN of
+#: 3 values within 2x of = on the same column
+STRING_FLOOR_TARGET = 2.0
+IN3_VS_EQ_TARGET = 2.0
+IN3_VS_EQ = {"in3_int": "eq_int", "in3_url": "eq_url"}
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,40 @@ def target_lines(results: list[Result]) -> list[str]:
     return out
 
 
+def string_scenarios() -> set[str]:
+    """The benchmarked predicates that test a string column."""
+    import pyarrow as pa
+    from peers import columns_of
+    from synthetic import DATA_TYPES, scenarios
+
+    strings = {c for c, t in DATA_TYPES.items() if pa.types.is_string(t)}
+    return {sc.id for sc in scenarios(1000) if strings & set(columns_of(sc.pred))}
+
+
+def string_target_lines(results: list[Result]) -> list[str]:
+    """The issue #10 targets on the largest size of this run, each with PASS / MISS."""
+    cells = _by_cell(results)
+    sizes = [size for size, _ in cells]
+    big = max(sizes, key=lambda s: SIZE_ORDER.index(s) if s in SIZE_ORDER else -1, default=None)
+    out = []
+    ratios = {sc: row["prune"].seconds / row["floor"].seconds for (size, sc), row in cells.items()
+              if size == big and sc in string_scenarios() and "prune" in row and "floor" in row}
+    if ratios:
+        worst = max(ratios, key=ratios.get)
+        out.append(f"- every string test within {STRING_FLOOR_TARGET:g}× of the floor at {big}: "
+                   f"worst {worst} {ratios[worst]:.2f}× — "
+                   f"{'PASS' if ratios[worst] <= STRING_FLOOR_TARGET else 'MISS'}")
+    pairs = {f"{a}/{b}": cells[big, a]["prune"].seconds / cells[big, b]["prune"].seconds
+             for a, b in IN3_VS_EQ.items()
+             if "prune" in cells.get((big, a), {}) and "prune" in cells.get((big, b), {})}
+    if pairs:
+        ok = all(v <= IN3_VS_EQ_TARGET for v in pairs.values())
+        out.append(f"- IN of 3 values within {IN3_VS_EQ_TARGET:g}× of = at {big}: "
+                   + ", ".join(f"{k} {v:.2f}×" for k, v in pairs.items())
+                   + f" — {'PASS' if ok else 'MISS'}")
+    return out
+
+
 def first_call_table(others: list[dict]) -> str:
     rows = [o for o in others if o["group"] == "first_call"]
     if not rows:
@@ -226,7 +265,8 @@ def report(data: dict, stat: str = "median") -> str:
     parts = [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)", ratio_table(results),
              not_run_note(results),
              "## Geometric mean of the ratio to the floor, over predicates", geomean_table(results),
-             "## Targets (issue #2)", "\n".join(target_lines(results))] if results else []
+             "## Targets (issue #2)", "\n".join(target_lines(results)),
+             "## Targets (issue #10)", "\n".join(string_target_lines(results))] if results else []
     if first_call_table(others):
         parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
     if compile_table(others):

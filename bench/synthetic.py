@@ -8,8 +8,11 @@ seconds. The data columns it describes are::
     f     float64                   random ranges in [0, 1); some containers hold NaNs
     ts    timestamp("us", "UTC")    correlated: one year spread over the containers
     s     string                    random 6-letter words, narrow ranges
-    cat   string, low cardinality   "c00".."c19"; most containers hold a single value
+    cat   string, low cardinality   20 category names ("books", "home_and_kitchen", ...);
+                                    most containers hold a single value (min = max)
     b     bool                      all false, all true, or mixed
+    url   string                    URL-like, one long shared prefix (``URL_PREFIX``) and a
+                                    7-digit id; narrow random ranges, as the issue #10 case
 
 Realism knobs (the same for every column): ``unknown`` is the fraction of each stats leaf
 (min, max, null count, NaN count) that is null; a few containers have a whole ``min_values``,
@@ -22,7 +25,7 @@ is, and the predicate as a :mod:`peers` tree that renders the SQL text given to 
 
 >>> t = make_stats(1000)
 >>> t.num_rows, t.schema.field("min_values").type.num_fields
-(1000, 6)
+(1000, 7)
 >>> [sc.id for sc in scenarios(1000)][:2]
 ['eq_int', 'gt_float']
 """
@@ -36,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from peers import All, Any_, Cmp, In, Prefix, Pred
+from peers import All, Any_, Cmp, In, NotIn, NotPrefix, Prefix, Pred
 from prune_engine.stats.layout import (
     CONTAINER, MAX_VALUES, MIN_VALUES, NAN_COUNT, NULL_COUNT, NUM_RECORDS,
 )
@@ -49,13 +52,21 @@ DATA_TYPES: dict[str, pa.DataType] = {
     "s": pa.string(),
     "cat": pa.string(),
     "b": pa.bool_(),
+    "url": pa.string(),
 }
 #: first and last instant of the ``ts`` column (the containers cover one year, in order)
 TS_START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 TS_END = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
 #: ids per container: container k holds ids in about [k * ID_STRIDE, (k + 1) * ID_STRIDE)
 ID_STRIDE = 1000
-CATEGORIES = [f"c{i:02d}" for i in range(20)]
+#: the values of ``cat``, in byte order (some longer than 7 bytes: they tie on a first word)
+CATEGORIES = sorted(["automotive", "baby", "beauty", "books", "clothing", "computers",
+                     "electronics", "garden", "grocery", "health", "home_and_kitchen",
+                     "industrial", "jewelry", "movies", "music", "office_products", "outdoors",
+                     "pet_supplies", "sports", "toys"])
+#: the prefix every ``url`` shares, and the ids that follow it (7 digits)
+URL_PREFIX = "https://shop.example/products/"
+URL_IDS = 9_000_000
 _WORD = 6  # letters per synthetic word of column ``s``
 
 
@@ -150,7 +161,7 @@ def _s_bounds(rng, n):
 
 
 def _cat_bounds(rng, n):
-    cats = np.array(CATEGORIES, dtype="S3")
+    cats = np.array(CATEGORIES, dtype=f"S{max(map(len, CATEGORIES))}")
     a = rng.integers(0, len(cats), n)
     b = np.where(rng.random(n) < 0.7, a, rng.integers(0, len(cats), n))
     return cats[np.minimum(a, b)], cats[np.maximum(a, b)]
@@ -161,8 +172,31 @@ def _b_bounds(rng, n):
     return kind >= 0.7, kind >= 0.4  # [0, .4): all false; [.4, .7): mixed; [.7, 1): all true
 
 
+def _url_bounds(rng, n):
+    low = rng.integers(0, URL_IDS - 1000, n)
+    return url_bytes(low), url_bytes(low + rng.integers(0, 1001, n))
+
+
+def url(i: int) -> str:
+    """The URL of id ``i`` (what ``url`` holds).
+
+    >>> url(42)
+    'https://shop.example/products/0000042'
+    """
+    return f"{URL_PREFIX}{i:07d}"
+
+
+def url_bytes(ids: np.ndarray) -> np.ndarray:
+    """:func:`url` of every id, vectorized, as a numpy bytes array."""
+    digits = (ids[:, None] // 10 ** np.arange(6, -1, -1)) % 10 + ord("0")
+    prefix = np.frombuffer(URL_PREFIX.encode(), np.uint8)
+    chars = np.concatenate([np.broadcast_to(prefix, (len(ids), len(prefix))),
+                            digits.astype(np.uint8)], axis=1)
+    return np.ascontiguousarray(chars).view(f"S{chars.shape[1]}").ravel()
+
+
 _BOUNDS = {"id": _id_bounds, "f": _f_bounds, "ts": _ts_bounds, "s": _s_bounds,
-           "cat": _cat_bounds, "b": _b_bounds}
+           "cat": _cat_bounds, "b": _b_bounds, "url": _url_bounds}
 
 
 def _micros(t: dt.datetime) -> int:
@@ -195,16 +229,18 @@ def scenarios(n: int, *, seed: int = 0) -> list[Scenario]:
     top = n * ID_STRIDE
     rng = np.random.default_rng(seed + 1)
     in_values = tuple(int(v) for v in np.unique(rng.integers(0, top // 10, 1200))[:1000])
+    url_values = tuple(url(int(v)) for v in np.unique(rng.integers(0, URL_IDS, 1200))[:1000])
     late = TS_START + (TS_END - TS_START) * 0.9
+    three = ("books", "garden", "toys")
     return [
         Scenario("eq_int", Cmp("id", "=", top // 2 + 7)),
         Scenario("gt_float", Cmp("f", ">", 0.95)),
         Scenario("ge_ts", Cmp("ts", ">=", late)),
-        Scenario("eq_cat", Cmp("cat", "=", "c07")),
+        Scenario("eq_cat", Cmp("cat", "=", CATEGORIES[7])),
         Scenario("and6", All((
             Cmp("id", ">=", top // 10), Cmp("id", "<", top // 2), Cmp("f", "<", 0.5),
             Cmp("ts", ">=", TS_START + (TS_END - TS_START) * 0.2),
-            Cmp("cat", "!=", "c03"), Cmp("b", "=", True),
+            Cmp("cat", "!=", CATEGORIES[3]), Cmp("b", "=", True),
         ))),
         Scenario("or_ranges", Any_(tuple(
             All((Cmp("id", ">=", top * k // 8), Cmp("id", "<", top * k // 8 + top // 100)))
@@ -212,4 +248,18 @@ def scenarios(n: int, *, seed: int = 0) -> list[Scenario]:
         ))),
         Scenario("in_1000", In("id", in_values)),
         Scenario("like_prefix", Prefix("s", "ab")),
+        # issue #10: strings with a long shared prefix, low cardinality, sets of 3 and 1,000
+        Scenario("in3_int", In("id", (top // 10 + 7, top // 2 + 7, top * 9 // 10 + 7))),
+        Scenario("eq_url", Cmp("url", "=", url(4_500_000))),
+        Scenario("ne_url", Cmp("url", "!=", url(4_500_000))),
+        Scenario("lt_url", Cmp("url", "<", url(900_000))),
+        Scenario("between_url", All((Cmp("url", ">=", url(4_000_000)), Cmp("url", "<=", url(4_100_000))))),
+        Scenario("like_url", Prefix("url", url(4_500_000)[:-5])),
+        Scenario("in3_url", In("url", (url(500_000), url(2_500_000), url(7_000_000)))),
+        Scenario("in1000_url", In("url", url_values)),
+        Scenario("notin1_url", NotIn("url", (url(4_500_000),))),
+        Scenario("in3_cat", In("cat", three)),
+        Scenario("ts_in3_cat", All((Cmp("ts", ">=", TS_START + (TS_END - TS_START) * 0.75),
+                                    In("cat", three)))),
+        Scenario("notin2_cat_notlike_s", All((NotIn("cat", ("books", "music")), NotPrefix("s", "ba")))),
     ]

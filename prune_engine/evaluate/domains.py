@@ -546,7 +546,7 @@ class ArrowDomain(Domain):
         return strings.compare_columns(a, op, b)
 
     def sorted_set(self, values):
-        return sorted({as_bytes(v) for v in values})
+        return strings.Members(sorted({as_bytes(v) for v in values}))
 
     def isin(self, values, sorted_set):
         return strings.isin(values, sorted_set)

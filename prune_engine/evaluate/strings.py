@@ -239,8 +239,31 @@ def compare_columns(a: KeyedStrings, op: str, b: KeyedStrings) -> np.ndarray:
 # sets
 
 
-class _Members:
-    """Sorted distinct members, cut after ``offset`` bytes: the word matrix (one row each)."""
+class Members:
+    """The members of an IN list: sorted, distinct byte strings. Their words, cut after a
+    column's prefix, are computed once per prefix and kept (a plan holds its Members).
+
+    >>> Members([b"a", b"b"]).cut(b"a").count
+    1
+    """
+
+    def __init__(self, values: list[bytes]):
+        self.values = values
+        self._cuts: dict[bytes, _Cut] = {}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def cut(self, prefix: bytes) -> "_Cut":
+        """The members that start with ``prefix``, as words after it."""
+        if prefix not in self._cuts:
+            self._cuts[prefix] = _Cut([m for m in self.values if m.startswith(prefix)], len(prefix))
+        return self._cuts[prefix]
+
+
+class _Cut:
+    """Sorted distinct members, cut after ``offset`` bytes: their word matrix (one row each),
+    their first words, and the distinct first words after which a member continues."""
 
     def __init__(self, members: list[bytes], offset: int):
         self.count = len(members)
@@ -250,12 +273,13 @@ class _Members:
         for i, r in enumerate(rows):
             self.words[i, :len(r)] = r
         self.first = np.ascontiguousarray(self.words[:, 0])
+        self.going = np.unique(self.first[~_ended(self.first)])
 
     def word(self, level: int, idx: np.ndarray) -> np.ndarray:
         return self.words[idx, level] if level < self.words.shape[1] else np.zeros(len(idx), np.uint64)
 
 
-def _locate(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Members,
+def _locate(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Cut,
             below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For ``rows`` whose first word ties, unended, with a member's: ``(count, equal)``, the
     exact number of members below each value and whether one equals it. ``below`` counts the
@@ -277,7 +301,7 @@ def _locate(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Membe
     return lo, equal
 
 
-def _member_vs(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Members,
+def _member_vs(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Cut,
                idx: np.ndarray) -> np.ndarray:
     """``sign(value - member)`` of value ``rows[i]`` and member ``idx[i]``, in full."""
     w = values.words_of(rows, 0, offset)
@@ -290,52 +314,56 @@ def _member_vs(values: KeyedStrings, rows: np.ndarray, offset: int, members: _Me
     return out
 
 
-def any_in_range(lo: KeyedStrings, hi: KeyedStrings, members: list[bytes],
+def any_in_range(lo: KeyedStrings, hi: KeyedStrings, members: Members,
                  lo_known: np.ndarray | None, hi_known: np.ndarray | None) -> np.ndarray:
-    """For each container: does some member ``m`` (sorted, distinct) satisfy ``lo <= m <= hi``?
-    An unknown bound (``*_known`` False; None = all known) reads as below (above) every member."""
+    """For each container: does some member ``m`` satisfy ``lo <= m <= hi``? An unknown bound
+    (``*_known`` False; None = all known) reads as below (above) every member."""
     n = len(lo)
-    if not members:
+    if not len(members):
         return np.zeros(n, dtype=bool)
     offset, _ = aligned(lo, hi)
     # every lo and hi starts with the common prefix; a member that does not is below every lo
-    # or above every hi
+    # or above every hi, so it lies in a range only where that range's bound is unknown
     common = lo.prefix[:offset]
-    inside = [m for m in members if m.startswith(common)]
+    ms = members.cut(common)
     out = np.zeros(n, dtype=bool)
-    if inside:
-        ms = _Members(inside, offset)
+    if ms.count:
         w_lo, w_hi = lo.words(0, offset), hi.words(0, offset)
+        if lo_known is not None:  # below every word: the empty string's
+            w_lo = np.where(lo_known, w_lo, np.uint64(0))
+        if hi_known is not None:  # above every word (no marker exceeds 8)
+            w_hi = np.where(hi_known, w_hi, np.uint64(2**64 - 1))
         out = membership.any_in_range(w_lo, w_hi, ms.first)
-        # exact, but where lo's or hi's first word is that of a member that continues
-        going = np.unique(ms.first[~_ended(ms.first)])
-        if len(going):
-            tied = np.flatnonzero(membership.contains(going, w_lo) | membership.contains(going, w_hi))
+        if len(ms.going):  # exact, but where lo's or hi's first word is a member's that goes on
+            tie_lo = membership.contains(ms.going, w_lo)
+            tied = np.flatnonzero(tie_lo | membership.contains(ms.going, w_hi))
             if len(tied):
-                below = np.searchsorted(ms.first, w_lo[tied], side="left")
-                count, _ = _locate(lo, tied, offset, ms, below)
-                hit = count < ms.count
-                hit[hit] = _member_vs(hi, tied[hit], offset, ms, count[hit]) >= 0
+                count = np.searchsorted(ms.first, w_lo[tied], side="left")  # members below lo
+                deep = tie_lo[tied]
+                if deep.any():
+                    count[deep], _ = _locate(lo, tied[deep], offset, ms, count[deep])
+                hit = count < ms.count  # then the first member >= lo must be <= hi
+                check = hit if hi_known is None else hit & hi_known[tied]
+                hit[check] = _member_vs(hi, tied[check], offset, ms, count[check]) >= 0
                 out[tied] = hit
-    for known, end, op, other in ((lo_known, members[0], ">=", hi), (hi_known, members[-1], "<=", lo)):
-        if known is not None and not known.all():
-            unknown = np.flatnonzero(~known)
-            out[unknown] = compare_literal(other, op, end)[unknown]
-    if lo_known is not None and hi_known is not None:
-        out[~lo_known & ~hi_known] = True
+    if ms.count < len(members):
+        outside = [m for m in members.values if not m.startswith(common)]
+        if lo_known is not None and outside[0] < common:
+            out |= ~lo_known
+        if hi_known is not None and outside[-1] > common:
+            out |= ~hi_known
     return out
 
 
-def isin(values: KeyedStrings, members: list[bytes]) -> np.ndarray:
-    """For each value: is it one of the members (sorted, distinct)?"""
+def isin(values: KeyedStrings, members: Members) -> np.ndarray:
+    """For each value: is it one of the members?"""
     prefix = values.prefix
-    inside = [m for m in members if m.startswith(prefix)]
-    if not inside:
+    ms = members.cut(prefix)
+    if not ms.count:
         return np.zeros(len(values), dtype=bool)
-    ms = _Members(inside, len(prefix))
     w = values.words(0, len(prefix))
     out = membership.contains(ms.first, w)
-    if not _ended(ms.first).all():  # a word equal to a member's that continues: the next words
+    if len(ms.going):  # a word equal to a member's that goes on: the next words decide
         tied = np.flatnonzero(out & ~_ended(w))
         if len(tied):
             below = np.searchsorted(ms.first, w[tied], side="left")
