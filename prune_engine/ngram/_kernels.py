@@ -1,43 +1,50 @@
 """numba kernels of the n-gram index: gram collection, entry encoding, entry directory, probing.
 
-Private: :mod:`.build` and :mod:`.probe` validate input and call the three kernels of this
-module, :func:`build_entries`, :func:`read_directory` and :func:`probe_entries`. Only those
-have explicit signatures and ``cache=True``: they compile when this module is first imported
-with a cold numba cache and load from the cache afterwards. The helpers (``_`` names, under
-``@_helper``) compile into the kernels that call them, with no Python-callable wrapper. Array
-inputs are read-only C-contiguous arrays (use :func:`ro`). Tests compare each kernel with its
-plain-Python twin (:mod:`.reference`, :mod:`.format`); the byte layout is :mod:`.format`'s.
+Private: :mod:`.build` and :mod:`.probe` validate input, allocate every array, and call the
+four kernels of this module, :func:`build_entries`, :func:`checksums`, :func:`read_directory`
+and :func:`probe_entries`. Only those have explicit signatures and ``cache=True``: they compile
+when this module is first imported with a cold numba cache and load from the cache afterwards.
+The helpers (``_`` names, under ``@_helper``) compile into the kernels that call them, with no
+Python-callable wrapper. Array inputs are read-only C-contiguous arrays (use :func:`ro`).
+Tests compare each kernel with its plain-Python twin (:mod:`.reference`, :mod:`.format`); the
+byte layout is :mod:`.format`'s.
 
 Rules that keep the first compile short and the loops fast
 ----------------------------------------------------------
+* No kernel allocates: numba compiles every allocation function once per dtype, which cost
+  seconds of the first compile. The caller passes every output and scratch array; the build
+  kernel stops before a container that needs more room than it was given, says how much, and
+  is called again from there with bigger arrays (:func:`build_entries`).
 * Helpers get no signature and no ``inline="always"`` (which re-types a helper at every call
-  site): each compiles once per argument types.
-* Constants passed to helpers are typed (``np.int64(0)``, ``np.uint64(27)``): a literal
-  argument makes numba compile one more copy of the helper per value.
-* A per-element loop never calls a helper that takes an array and branches: numba keeps two
-  reference-count calls around each such call (~20 ns). Those loops sit in one helper called
-  once per container or per gram (:func:`_ascii_pass`, :func:`_keep_having`); only the
-  branch-free byte readers (:func:`_rd32`, :func:`_rd64`) are called per element.
-* Hot loops index with unsigned integers: numba then skips its negative-index fix-up, and
-  LLVM fuses the byte loads of :func:`_rd64` into one load.
-* numba's ``np.sort`` costs a second of compile: :func:`_sort_unique` is a short radix sort;
-  and only ``np.zeros`` allocates (each allocation function and dtype compiles separately).
+  site): each compiles once per argument types. Constants passed to helpers are typed
+  (``np.int64(0)``): a literal argument makes numba compile one more copy per value.
+* Hot loops index with unsigned integers where they can: numba then skips its negative-index
+  fix-up, and LLVM fuses the byte loads of :func:`_rd64` into one load.
+* ``build_entries`` releases the GIL (``nogil=True``): :mod:`.build` runs batches of
+  containers on several threads with one cached serial kernel (a ``parallel=True`` kernel
+  could not be cached).
 
-Finding the distinct grams of a container without hashing every gram
---------------------------------------------------------------------
-A container of 10,000 strings has ~500,000 grams but a few thousand distinct ones; only the
-distinct ones need their xxHash64. Most values are all ASCII, and a gram of at most 3 code
-points that are ASCII or markers ("small") is its own hashed bytes, which fit in 24 bits
-(little-endian: the oldest byte lowest). :func:`_ascii_pass` slides that key over the bytes of
-every all-ASCII value and dedupes it in a 2^24-bit bitmap (2 MiB, allocated once per build):
-one load and, the first time, one store and an append to the list of new keys, whose bits are
-cleared after the container. The grams that end in the same two bytes share 32 bytes of it.
+Counting the distinct grams of a container
+------------------------------------------
+The entry's form (an exact sorted set, or a Bloom filter sized for the grams) needs the number
+of distinct grams, and the exact set needs them all; a Bloom filter does not care how often a
+gram is inserted. :func:`_collect` walks each value once, decoding UTF-8 (ASCII bytes take the
+short path) and rolling two keys over the last ``n`` code points:
 
-A value with a non-ASCII byte (and every value when ``n > 3``) goes to :func:`_other_grams`,
-which decodes code points and lists every gram occurrence: its code points packed 21 bits
-each (``n <= 3``) or its hash (``n > 3``); :func:`_other_hashes` deduplicates the list by
-sorting, batch by batch. The hashes of both paths are merged and deduplicated again, so the
-stored set does not depend on the path a gram took.
+* a gram of at most 3 code points that are ASCII or markers ("small") is its own hashed bytes,
+  which fit in 24 bits (little-endian: the oldest byte lowest). Those are deduplicated in a
+  2^24-bit bitmap (2 MiB, allocated once per build): one load, and the first time one store
+  and an append to the list of new keys, whose bits are cleared after the container. Grams of
+  letters and digits share a few kilobytes of it;
+* any other gram goes to an open-addressing hash table, keyed by its code points packed 21
+  bits each (``n <= 3``) or by its hash (``n > 3``); the table grows with the distinct grams
+  (not the occurrences), so it stays in cache, and is cleared after the container.
+
+Only then is each distinct gram hashed (xxHash64 of its UTF-8, see :mod:`.format`, assembled in
+registers rather than a buffer) and written: sorted for an exact set, or straight into the
+filter's bytes. The trailing checksums are computed by :func:`checksums` over the finished,
+read-only bytes, so that the hash of whole entries compiles once, for the build and for
+:func:`read_directory`.
 
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
@@ -67,7 +74,15 @@ U8 = types.Array(uint8, 1, "C", **_RO)
 I8 = types.Array(int8, 1, "C", **_RO)
 I32 = types.Array(types.int32, 1, "C", **_RO)
 I64 = types.Array(int64, 1, "C", **_RO)
+U64 = types.Array(types.uint64, 1, "C", **_RO)
 B1 = types.Array(boolean, 1, "C", **_RO)
+#: writable arrays (outputs and scratch)
+W_U8 = types.Array(uint8, 1, "C")
+W_I8 = types.Array(int8, 1, "C")
+W_I64 = types.Array(int64, 1, "C")
+W_U32 = types.Array(types.uint32, 1, "C")
+W_U64 = types.Array(types.uint64, 1, "C")
+W_B1 = types.Array(boolean, 1, "C")
 
 #: per-entry status codes of :func:`read_directory`
 OK = 0
@@ -79,6 +94,15 @@ MODE_EXACT = 1
 MODE_SBBF = 2
 #: grams of at most this many code points can be small (24-bit keys, see the module doc)
 SMALL_GRAM_MAX = 3
+#: bitmap words of the small keys (2^24 bits)
+BITMAP_WORDS = 1 << (8 * SMALL_GRAM_MAX - 6)
+#: the hash table of the other grams starts with this many slots (and doubles when half full)
+TABLE_START = 1 << 12
+#: what :func:`build_entries` ran out of (``need[0]``; ``need[1]`` is the size wanted)
+NEED_TABLE = 1
+NEED_OTHERS = 2
+NEED_HASHES = 3
+NEED_OUT = 4
 #: containers sampled to order the grams of a conjunction (:func:`_gram_order`)
 ORDER_SAMPLE = 32
 
@@ -87,8 +111,9 @@ _P2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _P3 = np.uint64(0x165667B19E3779F9)
 _P4 = np.uint64(0x85EBCA77C2B2AE63)
 _P5 = np.uint64(0x27D4EB2F165667C5)
-_SALTS = tuple(np.uint64(s) for s in SALTS)
+_S0, _S1, _S2, _S3, _S4, _S5, _S6, _S7 = (np.uint64(s) for s in SALTS)
 _M32 = np.uint64(0xFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 #: decorates every helper: compiled only inside the kernels that call it, so numba builds no
@@ -198,139 +223,255 @@ def _xxh64(buf, start, length):
 @_helper
 def _small_hash(key, n):
     """xxHash64 of the ``n <= 3`` bytes of small gram ``key`` (see the module doc)."""
-    return _xxh64_tail(_P5 + np.uint64(n), np.uint64(key), n)
+    return _xxh64_tail(_P5 + np.uint64(n), np.uint64(key), np.int64(n))
 
 
 # ----------------------------------------------------------------- gram collection ----------
 
 @_helper
-def _put_utf8(buf, p, cp):
-    """Write code point (or marker) ``cp`` at ``buf[p]``; return the new position."""
-    if cp == START_MARK:
-        buf[p] = START_BYTE
-        return p + 1
-    if cp == END_MARK:
-        buf[p] = END_BYTE
-        return p + 1
-    if cp < 0x80:
-        buf[p] = cp
-        return p + 1
-    if cp < 0x800:
-        buf[p] = 0xC0 | (cp >> 6)
-        buf[p + 1] = 0x80 | (cp & 0x3F)
-        return p + 2
-    if cp < 0x10000:
-        buf[p] = 0xE0 | (cp >> 12)
-        buf[p + 1] = 0x80 | ((cp >> 6) & 0x3F)
-        buf[p + 2] = 0x80 | (cp & 0x3F)
-        return p + 3
-    buf[p] = 0xF0 | (cp >> 18)
-    buf[p + 1] = 0x80 | ((cp >> 12) & 0x3F)
-    buf[p + 2] = 0x80 | ((cp >> 6) & 0x3F)
-    buf[p + 3] = 0x80 | (cp & 0x3F)
-    return p + 4
+def _lanes_hash(lanes, length):
+    """xxHash64 (seed 0) of the ``length <= 32`` bytes held in ``lanes`` (five words)."""
+    p = np.int64(0)
+    if length >= 32:
+        v1 = _round(_P1 + _P2, lanes[0])
+        v2 = _round(_P2, lanes[1])
+        v3 = _round(np.uint64(0), lanes[2])
+        v4 = _round(np.uint64(0) - _P1, lanes[3])
+        h = (_rotl(v1, np.uint64(1)) + _rotl(v2, np.uint64(7)) + _rotl(v3, np.uint64(12))
+             + _rotl(v4, np.uint64(18)))
+        for v in (v1, v2, v3, v4):
+            h = (h ^ _round(np.uint64(0), v)) * _P1 + _P4
+        p = 4
+    else:
+        h = _P5
+    h += np.uint64(length)
+    while 8 * (p + 1) <= length:
+        h ^= _round(np.uint64(0), lanes[p])
+        h = _rotl(h, np.uint64(27)) * _P1 + _P4
+        p += 1
+    return _xxh64_tail(h, lanes[p], length - 8 * p)
 
 
 @_helper
-def _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow):
-    """Mark the small grams of the all-ASCII values of rows ``lo..hi`` in the bitmap ``bits``.
+def _utf8(cp):
+    """(the UTF-8 bytes of code point or marker ``cp``, little-endian in a uint64, their count)."""
+    if cp == START_MARK:
+        return np.uint64(START_BYTE), np.int64(1)
+    if cp == END_MARK:
+        return np.uint64(END_BYTE), np.int64(1)
+    if cp < 0x80:
+        return np.uint64(cp), np.int64(1)
+    if cp < 0x800:
+        return np.uint64((0xC0 | (cp >> 6)) | (0x80 | (cp & 0x3F)) << 8), np.int64(2)
+    if cp < 0x10000:
+        return np.uint64((0xE0 | (cp >> 12)) | (0x80 | ((cp >> 6) & 0x3F)) << 8
+                         | (0x80 | (cp & 0x3F)) << 16), np.int64(3)
+    return np.uint64((0xF0 | (cp >> 18)) | (0x80 | ((cp >> 12) & 0x3F)) << 8
+                     | (0x80 | ((cp >> 6) & 0x3F)) << 16 | (0x80 | (cp & 0x3F)) << 24), np.int64(4)
 
-    A new key is appended to ``small``. ``amap[b]`` is byte ``b`` as indexed (folded or not),
-    -1 for a non-ASCII byte; a value holding one, or any value when ``n > 3``, is appended to
-    ``slow`` instead (grams marked before its first non-ASCII byte stay marked: they are grams
-    of the value). Returns (keys in ``small``, rows in ``slow``).
-    """
+
+@_helper
+def _packed_hash(key, n):
+    """The hash of the gram of ``n <= 3`` code points packed 21 bits each in ``key``: its at
+    most 12 UTF-8 bytes held in two registers (one 8-byte lane and a tail)."""
+    lane = np.uint64(0)
+    tail = np.uint64(0)
+    length = np.int64(0)
+    for j in range(n - 1, -1, -1):
+        b, w = _utf8(np.int64((key >> np.uint64(21 * j)) & np.uint64(0x1FFFFF)))
+        if length >= 8:
+            tail |= b << np.uint64(8 * (length - 8))
+        else:
+            lane |= b << np.uint64(8 * length)
+            if length + w > 8:  # the bytes that do not fit the lane start the tail
+                tail = b >> np.uint64(8 * (8 - length))
+        length += w
+    h = _P5 + np.uint64(length)
+    if length < 8:
+        return _xxh64_tail(h, lane, length)
+    h ^= _round(np.uint64(0), lane)
+    return _xxh64_tail(_rotl(h, np.uint64(27)) * _P1 + _P4, tail, length - 8)
+
+
+@_helper
+def _ring_hash(ring, filled, n, lanes):
+    """The hash of the gram of the last ``n`` code points in ``ring`` (``filled`` pushed so
+    far), its UTF-8 assembled in ``lanes`` (five words)."""
+    for k in range(lanes.size):
+        lanes[k] = 0
+    length = np.int64(0)
+    for j in range(filled + 1, filled + 1 + n):  # oldest code point first
+        b, w = _utf8(ring[j % n])
+        for k in range(w):
+            lanes[length >> 3] |= ((b >> np.uint64(8 * k)) & np.uint64(0xFF)) << np.uint64(8 * (length & 7))
+            length += 1
+    return _lanes_hash(lanes, length)
+
+
+@_helper
+def _table_add(table, mask, shift, key):
+    """Put ``key`` (not 0) in the open-addressing ``table`` (``mask + 1`` slots in use);
+    True when it was not there yet."""
+    i = (key * _GOLDEN) >> shift
+    while True:
+        slot = table[i]
+        if slot == key:
+            return False
+        if slot == 0:
+            table[i] = key
+            return True
+        i = (i + np.uint64(1)) & mask
+
+
+@_helper
+def _is_ascii(data, p, end):
+    """Are the bytes ``data[p:end]`` all below 0x80? (Eight at a time.)"""
+    acc = np.uint64(0)
+    while p + 8 <= end:
+        acc |= _rd64(data, p)
+        p += 8
+    while p < end:
+        acc |= np.uint64(data[np.uint64(p)])
+        p += 1
+    return (acc & np.uint64(0x8080808080808080)) == 0
+
+
+@_helper
+def _mark(bits, small, nsmall, key):
+    """Mark small gram ``key`` in the bitmap; append it to ``small`` the first time. Returns
+    the new count (no branch on the answer: the store is made anyway)."""
+    word = key >> np.uint64(6)
+    bit = np.uint64(1) << (key & np.uint64(63))
+    old = bits[word]
+    bits[word] = old | bit
+    small[nsmall] = key
+    return nsmall + ((old & bit) == 0)
+
+
+@_helper
+def _collect(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, table,
+             others, ring, lanes, slots):
+    """The distinct grams of rows ``lo..hi``: small keys in ``small``, the other keys in
+    ``others`` (see the module doc); the table, of ``slots`` slots (a power of two) to begin
+    with, is left clear. Returns (0, small count, other count, the slots it grew to), or
+    (NEED_TABLE / NEED_OTHERS, the size wanted, 0, slots) when ``table`` / ``others`` is too
+    small, the bitmap then left clear too."""
     top = np.uint64(8 * (n - 1))
-    cnt = np.int64(0)
-    nslow = np.int64(0)
+    packed = n <= SMALL_GRAM_MAX
+    mask63 = (np.uint64(1) << np.uint64(21 * n)) - np.uint64(1) if packed else np.uint64(0)
+    nsmall = np.int64(0)
+    nother = np.int64(0)
+    shift = np.uint64(64)
+    size = np.int64(1)
+    while size < slots:
+        size *= 2
+        shift -= np.uint64(1)
+    zero = False  # for n > 3 a hash may be 0, which the table cannot hold
+    status = 0
     for r in range(lo, hi):
         if not valid[r]:
             continue
-        p = offsets[r]
+        i = offsets[r]
         end = offsets[r + 1]
-        key = np.uint64(0)
-        ascii = n <= SMALL_GRAM_MAX
-        i = p - 1  # START, the bytes, END; unsigned indices spare numba's negative-index checks
-        while ascii and i <= end:
-            if i < p:
-                b = np.int64(START_BYTE)
-            elif i < end:
-                b = amap[data[np.uint64(i)]]
-                ascii = b >= 0
-            else:
-                b = np.int64(END_BYTE)
-            key = (key >> np.uint64(8)) | (np.uint64(b) << top)
-            if ascii and i - p + 2 >= n:
-                word = key >> np.uint64(6)
-                bit = np.uint64(1) << (key & np.uint64(63))
-                if bits[word] & bit == 0:
-                    bits[word] |= bit
-                    small[cnt] = key
-                    cnt += 1
-            i += 1
-        if not ascii:
-            slow[nslow] = r
-            nslow += 1
-    return cnt, nslow
-
-
-@_helper
-def _other_grams(offsets, data, rows, lo, hi, n, fold, use_fold, out, cnt):
-    """Append to ``out[cnt:]`` every gram occurrence of the values ``rows[lo:hi]``, decoded to
-    code points (folded with ``fold`` when ``use_fold``): its code points packed 21 bits each
-    when ``n <= 3``, else its hash. ``out`` needs room for bytes + 2 per value (the most grams
-    a value can have). Returns the new count."""
-    ring = np.zeros(MAX_GRAM_SIZE, np.int64)
-    gbuf = np.zeros(4 * MAX_GRAM_SIZE, np.uint8)
-    for i in range(lo, hi):
-        p = offsets[rows[i]]
-        end = offsets[rows[i] + 1]
+        if packed and _is_ascii(data, i, end):  # the short path: every gram is small
+            key = np.uint64(START_BYTE) << top
+            if n == 1:
+                nsmall = _mark(bits, small, nsmall, key)
+            for j in range(i, end):
+                key = (key >> np.uint64(8)) | (np.uint64(amap[data[np.uint64(j)]]) << top)
+                if j - i + 2 >= n:
+                    nsmall = _mark(bits, small, nsmall, key)
+            key = (key >> np.uint64(8)) | (np.uint64(END_BYTE) << top)
+            if end - i + 2 >= n:
+                nsmall = _mark(bits, small, nsmall, key)
+            continue
+        k24 = np.uint64(0)
+        k63 = np.uint64(0)
+        run = 0  # consecutive small code points up to here
         filled = 0
-        stage = 0
-        while stage < 2:
-            if stage == 0:
-                cp = START_MARK
-                stage = 1
-            elif p < end:
-                b0 = np.int64(data[p])
-                width = 1 if b0 < 0xC0 else (2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4))
-                if p + width > end:  # truncated sequence (not valid UTF-8): one U+FFFD
-                    cp = 0xFFFD
-                    p = end
-                else:
-                    cp = b0 if width == 1 else b0 & (0x7F >> width)
-                    for j in range(1, width):
-                        cp = (cp << 6) | (np.int64(data[p + j]) & 0x3F)
-                    p += width
-                if use_fold and cp < fold.size:
-                    cp = np.int64(fold[cp])
-            else:
-                cp = END_MARK
-                stage = 2
+        cp = np.int64(START_MARK)
+        byte = np.int64(START_BYTE)
+        while True:
             filled += 1
-            ring[filled % n] = cp
-            if filled < n:
-                continue
-            key = np.uint64(0)
-            q = np.int64(0)
-            for j in range(filled + 1, filled + 1 + n):  # oldest code point first
-                if n <= SMALL_GRAM_MAX:
-                    key = (key << np.uint64(21)) | np.uint64(ring[j % n])
+            if packed:
+                k63 = ((k63 << np.uint64(21)) | np.uint64(cp)) & mask63
+            else:
+                ring[filled % n] = cp
+            if byte >= 0:
+                k24 = (k24 >> np.uint64(8)) | (np.uint64(byte) << top)
+                run += 1
+            else:
+                run = 0
+            if filled >= n:
+                if packed and run >= n:
+                    nsmall = _mark(bits, small, nsmall, k24)
                 else:
-                    q = _put_utf8(gbuf, q, ring[j % n])
-            out[cnt] = key if n <= SMALL_GRAM_MAX else _xxh64(gbuf, np.int64(0), q)
-            cnt += 1
-    return cnt
+                    key = k63 if packed else _ring_hash(ring, filled, n, lanes)
+                    if key == 0:
+                        new = not zero
+                        zero = True
+                    else:
+                        new = _table_add(table, np.uint64(slots - 1), shift, key)
+                    if new:
+                        if nother == others.size:
+                            status = NEED_OTHERS
+                            break
+                        others[nother] = key
+                        nother += 1
+                        if 2 * nother > slots:  # half full: double, and put the keys back
+                            if 2 * slots > table.size:
+                                status = NEED_TABLE
+                                break
+                            for j in range(slots):
+                                table[j] = 0
+                            slots *= 2
+                            shift -= np.uint64(1)
+                            for j in range(nother):
+                                if others[j] != 0:
+                                    _table_add(table, np.uint64(slots - 1), shift, others[j])
+            if cp == END_MARK:
+                break
+            if i >= end:
+                cp = END_MARK
+                byte = END_BYTE
+                continue
+            b0 = np.int64(data[np.uint64(i)])
+            if b0 < 0x80:
+                cp = amap[b0]
+                byte = cp
+                i += 1
+                continue
+            width = 1 if b0 < 0xC0 else (2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4))
+            if i + width > end:  # truncated sequence (not valid UTF-8): one U+FFFD
+                cp = 0xFFFD
+                i = end
+            else:
+                cp = b0 if width == 1 else b0 & (0x7F >> width)
+                for j in range(1, width):
+                    cp = (cp << 6) | (np.int64(data[i + j]) & 0x3F)
+                i += width
+            if use_fold and cp < fold.size:
+                cp = np.int64(fold[cp])
+            byte = cp if cp < 0x80 else -1  # a fold may land on ASCII (the Kelvin sign on k)
+        if status:
+            break
+    for j in range(slots):
+        table[j] = 0
+    if status:
+        for j in range(nsmall):
+            bits[small[j] >> np.uint32(6)] = 0
+        return status, 2 * (slots if status == NEED_TABLE else others.size), np.int64(0), slots
+    return 0, nsmall, nother, slots
 
 
 @_helper
-def _sort_unique(a, m):
+def _sort_unique(a, m, spare, count):
     """Sort ``a[:m]`` (uint64) in place and drop repeats; returns the new length.
 
-    An LSD radix sort: 8 passes of one byte, O(m), with no recursion to compile."""
+    An LSD radix sort: 8 passes of one byte, O(m), with no recursion to compile; ``spare``
+    holds ``m`` values and ``count`` 257 counters."""
     src = a
-    dst = np.zeros(m, np.uint64)
-    count = np.zeros(257, np.int64)
+    dst = spare
     for shift in range(0, 64, 8):
         for d in range(257):
             count[d] = 0
@@ -351,92 +492,23 @@ def _sort_unique(a, m):
     return k
 
 
-@_helper
-def _grown(a, k, size):
-    """A zeroed array of ``size`` elements of ``a``'s type, starting with ``a[:k]``."""
-    b = np.zeros(size, a.dtype)
-    for i in range(k):
-        b[i] = a[i]
-    return b
-
-
-@_helper
-def _other_hashes(offsets, data, slow, nslow, n, fold, use_fold):
-    """Distinct gram hashes of the values ``slow[:nslow]`` (the general path).
-
-    The occurrences are listed batch by batch into a buffer that is sorted and deduplicated
-    after each batch, and doubled when half full of distinct keys: memory follows the distinct
-    grams, not the occurrences."""
-    keys = np.zeros(1 << 12 if nslow else 0, np.uint64)
-    k = np.int64(0)
-    i = np.int64(0)
-    while i < nslow:
-        j = i  # the batch: values slow[i:j], as many as fit
-        room = keys.size - k
-        while j < nslow and offsets[slow[j] + 1] - offsets[slow[j]] + 2 <= room:
-            room -= offsets[slow[j] + 1] - offsets[slow[j]] + 2
-            j += 1
-        if j == i or 2 * k > keys.size:
-            keys = _grown(keys, k, 2 * keys.size + offsets[slow[i] + 1] - offsets[slow[i]] + 2)
-            continue
-        k = _sort_unique(keys, _other_grams(offsets, data, slow, i, j, n, fold, use_fold, keys, k))
-        i = j
-    if n <= SMALL_GRAM_MAX:  # packed code points: hash their UTF-8
-        gbuf = np.zeros(4 * SMALL_GRAM_MAX, np.uint8)
-        for i in range(k):
-            q = np.int64(0)
-            for j in range(n - 1, -1, -1):
-                cp = np.int64((keys[i] >> np.uint64(21 * j)) & np.uint64(0x1FFFFF))
-                q = _put_utf8(gbuf, q, cp)
-            keys[i] = _xxh64(gbuf, np.int64(0), q)
-    return keys[:k]
-
-
-@_helper
-def _section_hashes(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, slow):
-    """Distinct gram hashes of rows ``lo..hi``; the bitmap ``bits`` is left all clear.
-
-    ``small`` (room for every small gram of a container) and ``slow`` (for its rows) are
-    scratch reused from container to container. Sorted when any value was not all ASCII.
-    """
-    cnt, nslow = _ascii_pass(offsets, data, valid, lo, hi, n, amap, bits, small, slow)
-    other = _other_hashes(offsets, data, slow, nslow, n, fold, use_fold)
-    hashes = np.zeros(cnt + other.size, np.uint64)
-    for i in range(cnt):
-        bits[small[i] >> np.uint32(6)] = 0  # each bit set in the bitmap is a listed key
-        hashes[i] = _small_hash(small[i], n)
-    if other.size == 0:
-        return hashes
-    for i in range(other.size):
-        hashes[cnt + i] = other[i]
-    return hashes[:_sort_unique(hashes, hashes.size)]
-
-
 # ----------------------------------------------------------------- entries ------------------
 
 @_helper
-def _sbbf_bit(h, i):
-    """The bit that hash ``h`` sets in word ``i`` of its block (32-bit product, top 5 bits)."""
-    return np.uint64(1) << ((((h & _M32) * _SALTS[i]) & _M32) >> np.uint64(27))
-
-
-@_helper
-def _sbbf_words(hashes, nblocks):
-    """The 8 * ``nblocks`` u32 words (as uint64) of a Parquet SBBF holding ``hashes``."""
-    words = np.zeros(8 * nblocks, np.uint64)
-    for h in hashes:
-        block = np.int64(((h >> np.uint64(32)) * np.uint64(nblocks)) >> np.uint64(32))
-        for i in range(8):
-            words[8 * block + i] |= _sbbf_bit(h, i)
-    return words
-
-
-@_helper
-def _put_words(out, q, words, width):
-    """Write each of ``words`` as ``width`` little-endian bytes from ``out[q]``."""
-    for i in range(words.size):
-        for j in range(width):
-            out[q + width * i + j] = np.uint8((words[i] >> np.uint64(8 * j)) & np.uint64(0xFF))
+def _sbbf_add(words, w, nblocks, h):
+    """Set the 8 bits of hash ``h`` in the filter of ``nblocks`` blocks whose u32 words start
+    at ``words[w]`` (a u32 view of the entry bytes: this machine is little-endian, as the
+    format)."""
+    base = np.uint64(w) + (((h >> np.uint64(32)) * np.uint64(nblocks)) >> np.uint64(32)) * np.uint64(8)
+    x = h & _M32
+    words[base] |= np.uint32(1) << np.uint32(((x * _S0) & _M32) >> np.uint64(27))
+    words[base + np.uint64(1)] |= np.uint32(1) << np.uint32(((x * _S1) & _M32) >> np.uint64(27))
+    words[base + np.uint64(2)] |= np.uint32(1) << np.uint32(((x * _S2) & _M32) >> np.uint64(27))
+    words[base + np.uint64(3)] |= np.uint32(1) << np.uint32(((x * _S3) & _M32) >> np.uint64(27))
+    words[base + np.uint64(4)] |= np.uint32(1) << np.uint32(((x * _S4) & _M32) >> np.uint64(27))
+    words[base + np.uint64(5)] |= np.uint32(1) << np.uint32(((x * _S5) & _M32) >> np.uint64(27))
+    words[base + np.uint64(6)] |= np.uint32(1) << np.uint32(((x * _S6) & _M32) >> np.uint64(27))
+    words[base + np.uint64(7)] |= np.uint32(1) << np.uint32(((x * _S7) & _M32) >> np.uint64(27))
 
 
 @_helper
@@ -448,77 +520,115 @@ def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     return KIND_SBBF, nblocks
 
 
-@njit(types.Tuple((types.Array(int64, 1, "C"), types.Array(uint8, 1, "C"),
-                   types.Array(boolean, 1, "C")))(
-    I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64), cache=True)
+@njit(int64(I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64,
+            W_U64, W_U32, W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_I64, W_B1,
+            W_I64, int64),
+      cache=True, nogil=True)
 def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
-                  max_bytes, exact_max, mode):
-    """Encode one index entry per container (rows ``groups[i]..groups[i+1]``).
+                  max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
+                  count, ring, lanes, out, out_off, out_ok, need, start):
+    """Encode the index entries of containers ``start..`` (rows ``groups[i]..groups[i+1]``)
+    into ``out``, ``out_off`` (entry ``i`` is ``out[out_off[i]:out_off[i + 1]]``, and
+    ``out_off[start]`` is where it starts) and ``out_ok`` (False: the entry is above
+    ``max_bytes`` and left out, zero length).
 
-    Returns (entry offsets, entry bytes, entry valid); an entry above ``max_bytes`` is left out
-    (valid False, zero length). The bytes array is longer than ``offsets[-1]``: trim it.
+    Returns the number of the first container not encoded: ``groups.size - 1`` when done,
+    else ``need`` says what was too small (NEED_* and the size wanted) and the caller grows it
+    and calls again from there (``table`` holds a power of two of slots, at least 2). The
+    trailing checksums are left for :func:`checksums`.
+    Scratch: ``bits`` (BITMAP_WORDS, all clear, left clear), ``small`` (a container's small
+    keys), ``table`` and ``others`` (its other keys), ``hashes`` and ``spare`` (an exact
+    section's hashes), ``count`` (257), ``ring`` (MAX_GRAM_SIZE), ``lanes`` (5); ``amaps``
+    holds the bytes as indexed, plain then folded.
     """
     ncont = groups.size - 1
     nsec = 2 if case_insensitive else 1
-    amaps = np.zeros(512, np.int64)  # bytes as indexed, plain then folded; -1: not ASCII
-    for b in range(256):
-        amaps[b] = b if b < 0x80 else -1
-        amaps[256 + b] = fold[b] if b < 0x80 else -1
-    most_rows = np.int64(1)
-    most_grams = np.int64(1)
-    for c in range(ncont):
-        rows = groups[c + 1] - groups[c]
-        most_rows = max(most_rows, rows)
-        most_grams = max(most_grams, offsets[groups[c + 1]] - offsets[groups[c]] + 2 * rows)
-    bits = np.zeros(1 << (8 * SMALL_GRAM_MAX - 6), np.uint64)
-    small = np.zeros(min(most_grams, 1 << (8 * SMALL_GRAM_MAX)), np.uint32)
-    slow = np.zeros(most_rows, np.int64)
-    out_off = np.zeros(ncont + 1, np.int64)
-    out_ok = np.zeros(ncont, np.bool_)
-    out = np.zeros(1 << 16, np.uint8)
     head = (4 + 8 * nsec + 7) // 8 * 8
-    kinds = np.zeros(2, np.int64)
-    counts = np.zeros(2, np.int64)
-    pos = np.int64(0)
-    for c in range(ncont):
-        hs = hf = np.zeros(0, np.uint64)  # the plain and the folded section's hashes
-        total = head + TRAILER_BYTES
+    slots = min(np.int64(TABLE_START), table.size)  # then as large as the last container needed
+    for c in range(start, ncont):
+        pos = out_off[c]
+        q = pos + head
+        kinds = 0
+        counts0 = np.int64(0)
+        counts1 = np.int64(0)
         for s in range(nsec):
-            h = _section_hashes(offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
-                                amaps[256 * s:256 * (s + 1)], bits, small, slow)
-            if s == 0:
-                hs = h
+            status, nsmall, nother, slots = _collect(
+                offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
+                amaps[256 * s:256 * (s + 1)], bits, small, table, others, ring, lanes, slots)
+            if status:
+                need[0] = status
+                need[1] = nsmall  # the size wanted
+                return c
+            ndv = nsmall + nother
+            kind, cnt = _choose_kind(ndv, bits_per_gram, exact_max, mode)
+            size = 8 * cnt if kind == KIND_EXACT else BLOCK_BYTES * cnt
+            room = q + size + TRAILER_BYTES > out.size
+            short = kind == KIND_EXACT and ndv > min(hashes.size, spare.size)
+            if short:
+                need[0] = NEED_HASHES
+                need[1] = ndv
+            elif room:
+                need[0] = NEED_OUT
+                need[1] = q + size + TRAILER_BYTES
+            if short or room:
+                for j in range(nsmall):
+                    bits[small[j] >> np.uint32(6)] = 0
+                return c
+            if kind == KIND_EXACT:
+                for j in range(nsmall):
+                    hashes[j] = _small_hash(small[j], n)
+                for j in range(nother):
+                    hashes[nsmall + j] = others[j] if n > SMALL_GRAM_MAX else _packed_hash(others[j], n)
+                cnt = _sort_unique(hashes, ndv, spare, count)
+                for j in range(cnt):
+                    _wr(out, q + 8 * j, hashes[j], np.int64(8))
+                size = 8 * cnt
             else:
-                hf = h
-            kinds[s], counts[s] = _choose_kind(h.size, bits_per_gram, exact_max, mode)
-            total += 8 * counts[s] if kinds[s] == KIND_EXACT else BLOCK_BYTES * counts[s]
+                for j in range(size):
+                    out[q + j] = 0
+                words = out.view(np.uint32)
+                for j in range(nsmall):
+                    _sbbf_add(words, q // 4, cnt, _small_hash(small[j], n))
+                for j in range(nother):
+                    _sbbf_add(words, q // 4, cnt, others[j] if n > SMALL_GRAM_MAX else _packed_hash(others[j], n))
+            for j in range(nsmall):
+                bits[small[j] >> np.uint32(6)] = 0
+            kinds |= kind << (8 * s)
+            if s == 0:
+                counts0 = cnt
+            else:
+                counts1 = cnt
+            q += size
+        total = q + TRAILER_BYTES - pos
         if total > max_bytes:
             out_off[c + 1] = pos
+            out_ok[c] = False
             continue
-        if pos + total > out.size:
-            out = _grown(out, pos, max(2 * out.size, pos + total))
         out[pos] = VERSION
         out[pos + 1] = n
         out[pos + 2] = nsec
-        q = pos + head
+        out[pos + 3] = 0
         for s in range(nsec):
-            h = hs if s == 0 else hf
             t = pos + 4 + 8 * s
-            out[t] = kinds[s]
+            out[t] = (kinds >> (8 * s)) & 0xFF
             out[t + 1] = FOLD_NONE if s == 0 else FOLD_LOWER
-            _wr(out, t + 4, np.uint64(counts[s]), np.int64(4))
-            if kinds[s] == KIND_EXACT:
-                _sort_unique(h, h.size)
-                _put_words(out, q, h, np.int64(8))
-                q += 8 * counts[s]
-            else:
-                _put_words(out, q, _sbbf_words(h, counts[s]), np.int64(4))
-                q += BLOCK_BYTES * counts[s]
-        _wr(out, q, _xxh64(out, pos, q - pos), np.int64(8))
-        pos += total
-        out_off[c + 1] = pos
+            out[t + 2] = 0
+            out[t + 3] = 0
+            _wr(out, t + 4, np.uint64(counts0 if s == 0 else counts1), np.int64(4))
+        for t in range(pos + 4 + 8 * nsec, pos + head):
+            out[t] = 0
+        out_off[c + 1] = q + TRAILER_BYTES
         out_ok[c] = True
-    return out_off, out, out_ok
+    return ncont
+
+
+@njit(types.void(U8, I64, B1, W_U64), cache=True, nogil=True)
+def checksums(data, offsets, valid, sums):
+    """The trailer of every valid entry ``data[offsets[c]:offsets[c + 1]]``: xxHash64 of its
+    bytes before the trailer (read-only input, as :func:`read_directory` reads it)."""
+    for c in range(offsets.size - 1):
+        if valid[c]:
+            sums[c] = _xxh64(data, offsets[c], offsets[c + 1] - offsets[c] - TRAILER_BYTES)
 
 
 # ----------------------------------------------------------------- directory ----------------
@@ -554,29 +664,20 @@ def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
     return CORRUPT
 
 
-@njit(types.Tuple((types.Array(int8, 1, "C"), types.Array(int8, 1, "C"),
-                   types.Array(int8, 1, "C"), types.Array(int64, 1, "C"),
-                   types.Array(int64, 1, "C")))(I64, U8, B1), cache=True)
-def read_directory(offsets, data, valid):
-    """Decode and verify every entry once: (status, gram size, kind, count, payload position).
-
-    ``status`` is OK, CORRUPT (structure or checksum) or BAD_VERSION. ``kind``, ``count`` and
-    ``position`` hold the plain sections, then the folded ones (2 * entries); the kind is -1
-    where there is nothing to probe (null or bad entry, missing section), and the gram size is
-    0 for null and bad entries.
+@njit(types.void(I64, U8, B1, W_I8, W_I8, W_I8, W_I64, W_I64), cache=True)
+def read_directory(offsets, data, valid, status, gram_size, kind, count, position):
+    """Decode and verify every entry once into (all zero, the caller's): ``status`` (OK,
+    CORRUPT for structure or checksum, BAD_VERSION), ``gram_size``, and ``kind``, ``count``
+    and ``position`` (of the payload), which hold the plain sections, then the folded ones
+    (2 * entries). The kind is -1 where there is nothing to probe (null or bad entry, missing
+    section), and the gram size is 0 for null and bad entries.
     """
     ncont = offsets.size - 1
-    status = np.zeros(ncont, np.int8)
-    gram_size = np.zeros(ncont, np.int8)
-    kind = np.zeros(2 * ncont, np.int8)
-    count = np.zeros(2 * ncont, np.int64)
-    position = np.zeros(2 * ncont, np.int64)
     for c in range(ncont):
         kind[c] = kind[ncont + c] = -1
         if valid[c]:
             status[c] = _read_entry(data, offsets[c], offsets[c + 1] - offsets[c], c, ncont,
                                     gram_size, kind, count, position)
-    return status, gram_size, kind, count, position
 
 
 # ----------------------------------------------------------------- probing ------------------
@@ -588,9 +689,13 @@ def _keep_having(live, m, kind, count, pos, data, h):
 
     (A plain loop: the branch on each answer is predicted, so the loads of the next containers
     start before this one's arrives. Batching the tests to overlap the misses was slower.)"""
-    pairs = np.zeros(4, np.uint64)  # the SBBF bits of h in words 2i and 2i + 1, as one u64
-    for i in range(4):
-        pairs[i] = _sbbf_bit(h, 2 * i) | _sbbf_bit(h, 2 * i + 1) << np.uint64(32)
+    # the SBBF bits of h in words 2i and 2i + 1, as one u64 each
+    x = h & _M32
+    one = np.uint64(1)
+    w0 = one << (((x * _S0) & _M32) >> np.uint64(27)) | one << ((((x * _S1) & _M32) >> np.uint64(27)) + np.uint64(32))
+    w1 = one << (((x * _S2) & _M32) >> np.uint64(27)) | one << ((((x * _S3) & _M32) >> np.uint64(27)) + np.uint64(32))
+    w2 = one << (((x * _S4) & _M32) >> np.uint64(27)) | one << ((((x * _S5) & _M32) >> np.uint64(27)) + np.uint64(32))
+    w3 = one << (((x * _S6) & _M32) >> np.uint64(27)) | one << ((((x * _S7) & _M32) >> np.uint64(27)) + np.uint64(32))
     high = h >> np.uint64(32)
     k = np.int64(0)
     for j in range(m):
@@ -598,10 +703,8 @@ def _keep_having(live, m, kind, count, pos, data, h):
         p = pos[c]
         if kind[c] == KIND_SBBF:
             base = p + np.int64((high * np.uint64(count[c])) >> np.uint64(32)) * BLOCK_BYTES
-            hit = ((_rd64(data, base) & pairs[0]) == pairs[0]) \
-                & ((_rd64(data, base + 8) & pairs[1]) == pairs[1]) \
-                & ((_rd64(data, base + 16) & pairs[2]) == pairs[2]) \
-                & ((_rd64(data, base + 24) & pairs[3]) == pairs[3])
+            hit = ((_rd64(data, base) & w0) == w0) & ((_rd64(data, base + 8) & w1) == w1) \
+                & ((_rd64(data, base + 16) & w2) == w2) & ((_rd64(data, base + 24) & w3) == w3)
         else:
             lo = np.int64(0)
             hi = count[c]
@@ -619,59 +722,52 @@ def _keep_having(live, m, kind, count, pos, data, h):
 
 
 @_helper
-def _gram_order(live, m, kind, count, pos, data, hashes):
-    """Grams by how many of up to ORDER_SAMPLE evenly spread containers hold them, fewest
-    first (stable)."""
+def _gram_order(live, m, kind, count, pos, data, hashes, start, stop, some, held, order):
+    """Order (in ``order[:stop - start]``) the grams ``hashes[start:stop]`` by how many of up
+    to ORDER_SAMPLE evenly spread containers hold them, fewest first (stable)."""
     sample = min(m, ORDER_SAMPLE)
-    some = np.zeros(sample, np.int64)
-    held = np.zeros(hashes.size, np.int64)
-    order = np.zeros(hashes.size, np.int64)
-    for g in range(hashes.size):
+    size = stop - start
+    for g in range(size):
         for i in range(sample):
             some[i] = live[(i * m) // sample]
-        held[g] = _keep_having(some, sample, kind, count, pos, data, hashes[g])
+        held[g] = _keep_having(some, sample, kind, count, pos, data, hashes[start + g])
         j = g  # insertion sort: a term has a few dozen grams at most
         while j > 0 and held[order[j - 1]] > held[g]:
             order[j] = order[j - 1]
             j -= 1
         order[j] = g
-    return order
 
 
-@njit(types.Array(boolean, 1, "C")(I8, I8, I64, I64, U8, int64, U8, I64, I64, I64), cache=True)
-def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets, term_offsets,
-                  term_grams):
-    """May-match mask of every entry (one section of a :func:`read_directory`) for one query.
+@njit(types.void(I8, I8, I64, I64, U8, int64, U64, I64, W_B1, W_I64, W_I64, W_I64, W_I64, W_I64),
+      cache=True)
+def probe_entries(gram_size, kind, count, pos, data, n, term_hashes, term_offsets, out, rest,
+                  live, some, held, order):
+    """May-match mask (into ``out``, all False) of every entry (one section of a
+    :func:`read_directory`) for one query.
 
-    Gram ``i`` is ``gram_bytes[gram_offsets[i]:gram_offsets[i + 1]]`` (its hashed form). The
-    query is an OR of terms, term ``t`` the AND of the grams ``term_grams[term_offsets[t]:
-    term_offsets[t + 1]]`` (none: true). Entries of another gram size and entries of kind -1
-    are kept. Each term is tested on the containers no earlier term matched, gram by gram over
-    those still possible, in :func:`_gram_order` (see the module doc).
+    The query is an OR of terms, term ``t`` the AND of the gram hashes ``term_hashes[
+    term_offsets[t]:term_offsets[t + 1]]`` (none: true). Entries of another gram size and
+    entries of kind -1 are kept. Each term is tested on the containers no earlier term matched,
+    gram by gram over those still possible, in :func:`_gram_order` (see the module doc).
+    Scratch: ``rest`` and ``live`` (one slot per entry), ``some`` (ORDER_SAMPLE), ``held`` and
+    ``order`` (one slot per gram of the longest term).
     """
     ncont = kind.size
-    hashes = np.zeros(gram_offsets.size - 1, np.uint64)
-    for g in range(hashes.size):
-        hashes[g] = _xxh64(gram_bytes, gram_offsets[g], gram_offsets[g + 1] - gram_offsets[g])
-    out = np.zeros(ncont, np.bool_)
-    rest = np.zeros(ncont, np.int64)  # the containers no term has matched yet, in order
-    m = np.int64(0)
+    m = np.int64(0)  # rest[:m]: the containers no term has matched yet, in order
     for c in range(ncont):
         if gram_size[c] == n and kind[c] >= 0:
             rest[m] = c
             m += 1
         else:
             out[c] = True
-    live = np.zeros(m, np.int64)
     for t in range(term_offsets.size - 1):
         k = m
         for j in range(m):
             live[j] = rest[j]
-        term = np.zeros(term_offsets[t + 1] - term_offsets[t], np.uint64)
-        for i in range(term.size):
-            term[i] = hashes[term_grams[term_offsets[t] + i]]
-        for g in _gram_order(live, k, kind, count, pos, data, term):
-            k = _keep_having(live, k, kind, count, pos, data, term[g])
+        first, last = term_offsets[t], term_offsets[t + 1]
+        _gram_order(live, k, kind, count, pos, data, term_hashes, first, last, some, held, order)
+        for g in range(last - first):
+            k = _keep_having(live, k, kind, count, pos, data, term_hashes[first + order[g]])
         m_left = np.int64(0)
         i = np.int64(0)
         for j in range(m):  # rest minus the k matched (both in container order)
@@ -682,4 +778,3 @@ def probe_entries(gram_size, kind, count, pos, data, n, gram_bytes, gram_offsets
                 rest[m_left] = rest[j]
                 m_left += 1
         m = m_left
-    return out

@@ -4,7 +4,9 @@ Per container, the distinct grams of its values (``n`` code points of ``START + 
 are hashed with xxHash64 and stored as an exact sorted array while small, else as a Parquet
 split-block Bloom filter sized for ``fpp``; an entry above ``max_bytes`` is null (no index: the
 container is always kept). With ``case_insensitive=True`` a second, case-folded set is stored
-for ILIKE (fold: :mod:`.fold`). The work is one numba kernel over the Arrow buffers.
+for ILIKE (fold: :mod:`.fold`). The work is one numba kernel over the Arrow buffers, run on
+batches of containers by several threads (it releases the GIL); the kernel allocates nothing,
+and asks for bigger arrays when a container needs them.
 
 >>> import numpy as np, pyarrow as pa
 >>> from prune_engine.ngram.probe import like_may_match
@@ -15,6 +17,8 @@ for ILIKE (fold: :mod:`.fold`). The work is one numba kernel over the Arrow buff
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -27,32 +31,37 @@ DEFAULT_MAX_BYTES = 1 << 20
 #: a gram set is stored exactly while it holds at most this many grams (8 bytes each)
 EXACT_MAX_GRAMS = 512
 _MODES = {"auto": 0, "exact": 1, "bloom": 2}
-#: rows per kernel call (each call converts only its own offsets to int64)
+#: most rows per kernel call (each call converts only its own offsets to int64)
 BATCH_ROWS = 1 << 20
+#: fewest rows per kernel call when the containers are split across threads
+THREAD_MIN_ROWS = 1 << 15
 
 
 def build_index_column(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *,
                        gram_size: int = 3, case_insensitive: bool = False, fpp: float = 0.01,
-                       max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False) -> pa.BinaryArray:
+                       max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False,
+                       threads: int | None = None) -> pa.BinaryArray:
     """One index entry per container; null where the entry would exceed ``max_bytes``.
 
     ``values`` is a string column whose rows are ordered by container; container ``i`` owns
     rows ``group_offsets[i]:group_offsets[i + 1]``. The result is ``pa.binary()`` (or
-    ``pa.large_binary()`` if the entries together exceed 2 GiB).
+    ``pa.large_binary()`` if the entries together exceed 2 GiB). Batches of containers are
+    built on ``threads`` threads (default: the CPUs this process may use).
     """
     return build_index(values, group_offsets, gram_size=gram_size,
                        case_insensitive=case_insensitive, fpp=fpp, max_bytes=max_bytes,
-                       progress=progress)
+                       progress=progress, threads=threads)
 
 
 def build_index(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *,
                 gram_size: int = 3, case_insensitive: bool = False, fpp: float = 0.01,
                 max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False, mode: str = "auto",
-                exact_max_grams: int = EXACT_MAX_GRAMS) -> pa.BinaryArray:
+                exact_max_grams: int = EXACT_MAX_GRAMS, threads: int | None = None) -> pa.BinaryArray:
     """:func:`build_index_column` with the representation exposed for tests and benchmarks.
 
     ``mode`` is ``"auto"`` (exact up to ``exact_max_grams`` grams, else Bloom), ``"exact"`` or
-    ``"bloom"``.
+    ``"bloom"``. Batches of containers are built on ``threads`` threads (default: the CPUs
+    this process may use); the result does not depend on it.
 
     >>> import numpy as np, pyarrow as pa
     >>> index = build_index(pa.array(["abc"]), np.array([0, 1]), mode="bloom")
@@ -60,35 +69,126 @@ def build_index(values: pa.Array | pa.ChunkedArray, group_offsets: np.ndarray, *
     >>> decode_entry(index[0].as_py()).sections[0].kind  # KIND_SBBF
     1
     """
-    from prune_engine.ngram import _kernels as K
-    from prune_engine.ngram.fold import fold_table
-
     offsets, data, valid = string_buffers(values, "values")
     groups = _check_groups(group_offsets, len(valid))
     _check_options(gram_size, fpp, max_bytes, mode, exact_max_grams)
-    args = (K.ro(fold_table(), np.int32), bool(case_insensitive), bits_per_gram(fpp),
-            int(max_bytes), int(exact_max_grams), _MODES[mode])
-
-    def build(lo: int, hi: int):
-        """Entries of containers ``lo..hi``, from their rows only (int64 offsets made for them)."""
-        first, last = groups[lo], groups[hi]
-        out_off, out_data, out_ok = K.build_entries(
-            K.ro(offsets[first:last + 1], np.int64), data, valid[first:last],
-            K.ro(groups[lo:hi + 1] - first, np.int64), int(gram_size), *args)
-        return out_off, out_data[:out_off[-1]].copy(), out_ok  # the kernel's buffer has slack
-
+    threads = _threads(threads)
+    job = _Job(offsets, data, valid, groups, int(gram_size), bool(case_insensitive),
+               bits_per_gram(fpp), int(max_bytes), int(exact_max_grams), _MODES[mode])
     rows = int(groups[-1] - groups[0])
-    batches = _batches(groups, min(BATCH_ROWS, max(1, rows // 100)) if progress else BATCH_ROWS)
-    if not progress:
-        return _to_binary(*_concat_parts([build(lo, hi) for lo, hi in batches]))
-    from tqdm.auto import tqdm
+    per_batch = min(BATCH_ROWS, max(THREAD_MIN_ROWS, rows // (4 * threads)))
+    batches = _batches(groups, min(per_batch, max(1, rows // 100)) if progress else per_batch)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
 
-    parts = []
-    with tqdm(total=rows, unit="row", desc="n-gram index") as bar:
-        for lo, hi in batches:
-            parts.append(build(lo, hi))
-            bar.update(int(groups[hi] - groups[lo]))
+        bar = tqdm(total=rows, unit="row", desc="n-gram index")
+
+    def build(batch):
+        part = job.build(*batch)
+        if bar is not None:
+            bar.update(int(groups[batch[1]] - groups[batch[0]]))
+        return part
+
+    try:
+        if threads > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(threads, len(batches))) as pool:
+                parts = list(pool.map(build, batches))
+        else:
+            parts = [build(b) for b in batches]
+    finally:
+        if bar is not None:
+            bar.close()
     return _to_binary(*_concat_parts(parts))
+
+
+def _threads(threads: int | None) -> int:
+    if threads is None:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return os.cpu_count() or 1
+    if not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise NgramError(f"threads must be a positive integer, not {threads!r}")
+    return int(threads)
+
+
+class _Job:
+    """One index build: its input buffers and settings; :meth:`build` encodes a batch."""
+
+    def __init__(self, offsets, data, valid, groups, n, case_insensitive, bits_per_gram,
+                 max_bytes, exact_max, mode):
+        from prune_engine.ngram import _kernels as K
+        from prune_engine.ngram.fold import fold_table
+
+        self.offsets, self.data, self.valid, self.groups = offsets, data, valid, groups
+        fold = fold_table()
+        ascii_bytes = np.arange(128)
+        amaps = np.full(512, -1, np.int64)  # bytes as indexed, plain then folded; -1: not ASCII
+        amaps[:128], amaps[256:384] = ascii_bytes, fold[:128]
+        self.settings = (n, K.ro(fold, np.int32), case_insensitive, bits_per_gram, max_bytes,
+                         exact_max, mode, K.ro(amaps, np.int64))
+        self.exact_max = exact_max
+
+    def build(self, lo: int, hi: int):
+        """(entry offsets, entry bytes, entry valid) of containers ``lo..hi``, from their rows
+        only. The kernel allocates nothing: it stops where an array is too small, and
+        continues from there once it is grown."""
+        from prune_engine.ngram import _kernels as K
+        from prune_engine.ngram.format import MAX_GRAM_SIZE
+
+        first, last = self.groups[lo], self.groups[hi]
+        offsets = K.ro(self.offsets[first:last + 1], np.int64)
+        groups = K.ro(self.groups[lo:hi + 1] - first, np.int64)
+        ncont = hi - lo
+        rows = np.diff(groups)
+        grams = offsets[groups[1:]] - offsets[groups[:-1]] + 2 * rows  # most grams a container has
+        most = int(grams.max()) if ncont else 1
+        scratch = {
+            "bits": np.zeros(K.BITMAP_WORDS, np.uint64),
+            "small": np.zeros(min(most, 1 << (8 * K.SMALL_GRAM_MAX)) + 1, np.uint32),
+            "table": np.zeros(4 * K.TABLE_START, np.uint64),
+            "others": np.zeros(K.TABLE_START, np.uint64),
+            "hashes": np.zeros(self.exact_max + 1, np.uint64),
+            "spare": np.zeros(self.exact_max + 1, np.uint64),
+        }
+        count, ring = np.zeros(257, np.int64), np.zeros(MAX_GRAM_SIZE, np.int64)
+        lanes, need = np.zeros(5, np.uint64), np.zeros(2, np.int64)
+        # entries rarely take more than half a byte per byte of data (np.zeros maps lazily)
+        out = np.zeros((int(offsets[-1] - offsets[0]) // 2 + 64 * ncont + 4096) // 8 * 8, np.uint8)
+        out_off, out_ok = np.zeros(ncont + 1, np.int64), np.zeros(ncont, np.bool_)
+        start = 0
+        while True:
+            start = K.build_entries(offsets, self.data, self.valid[first:last], groups,
+                                    *self.settings, scratch["bits"], scratch["small"],
+                                    scratch["table"], scratch["others"], scratch["hashes"],
+                                    scratch["spare"], count, ring, lanes, out, out_off, out_ok,
+                                    need, start)
+            if start == ncont:
+                return _sealed(out[:out_off[-1]].copy(), out_off, out_ok)
+            what, size = int(need[0]), int(need[1])
+            if what == K.NEED_OUT:
+                grown = np.zeros(max(2 * out.size, 2 * size) // 8 * 8, np.uint8)  # u32 words inside
+                grown[:out_off[start]] = out[:out_off[start]]
+                out = grown
+            else:
+                names = {K.NEED_TABLE: ["table"], K.NEED_OTHERS: ["others"],
+                         K.NEED_HASHES: ["hashes", "spare"]}[what]
+                for name in names:
+                    scratch[name] = np.zeros(max(2 * scratch[name].size, size), np.uint64)
+
+
+def _sealed(data: np.ndarray, offsets: np.ndarray, ok: np.ndarray):
+    """The entries with their trailing checksums written (:func:`._kernels.checksums`)."""
+    from prune_engine.ngram import _kernels as K
+
+    sums = np.zeros(len(ok), np.uint64)
+    K.checksums(K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(ok, np.bool_), sums)
+    ends = offsets[1:][ok]
+    data.view(np.uint64)[(ends - 8) // 8] = sums[ok]  # entries are whole 8-byte words
+    return offsets, data, ok
 
 
 def _batches(groups: np.ndarray, rows: int) -> list[tuple[int, int]]:

@@ -39,7 +39,7 @@ import pyarrow as pa
 from prune_engine.errors import IndexCorruptError, NgramError
 from prune_engine.expr import like
 from prune_engine.ngram.pattern import dnf, equals_query, like_query, regex_query
-from prune_engine.ngram.reference import gram_bytes
+from prune_engine.ngram.reference import gram_bytes, xxh64
 
 #: how many index chunks keep their decoded :class:`Directory` (and are held)
 DIRECTORY_CACHE_SIZE = 16
@@ -81,22 +81,34 @@ def regex_may_match(index: pa.Array, pattern: str, *, on_invalid: str = "raise",
     return _may_match(index, lambda n: regex_query(pattern, n), False, on_invalid, containers)
 
 
-def compile_query(query: tuple) -> tuple[np.ndarray, ...]:
-    """The arrays of a gram query for :func:`._kernels.probe_entries`: the hashed form of each
-    gram (bytes and offsets) and the query as an OR of ANDs (:func:`.pattern.dnf`), term ``t``
-    being the grams ``term_grams[term_offsets[t]:term_offsets[t + 1]]``."""
+def compile_query(query: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The arrays of a gram query for :func:`._kernels.probe_entries`: the query as an OR of
+    ANDs (:func:`.pattern.dnf`), term ``t`` being the gram hashes ``term_hashes[
+    term_offsets[t]:term_offsets[t + 1]]``. The few grams of a query are hashed here, in Python."""
     from prune_engine.ngram import _kernels as K
 
     terms = dnf(query)
-    grams = list(dict.fromkeys(g for term in terms for g in sorted(term)))
-    index = {g: i for i, g in enumerate(grams)}
-    term_grams = [index[g] for term in terms for g in sorted(term)]
+    hashes = {g: xxh64(gram_bytes(g)) for term in terms for g in sorted(term)}
+    term_hashes = [hashes[g] for term in terms for g in sorted(term)]
     term_offsets = np.cumsum([0] + [len(term) for term in terms], dtype=np.int64)
-    blobs = [gram_bytes(g) for g in grams]
-    gram_offsets = np.cumsum([0] + [len(b) for b in blobs], dtype=np.int64)
-    return (K.ro(np.frombuffer(b"".join(blobs), np.uint8), np.uint8),
-            K.ro(gram_offsets, np.int64), K.ro(term_offsets, np.int64),
-            K.ro(np.array(term_grams, np.int64), np.int64))
+    return K.ro(np.array(term_hashes, np.uint64), np.uint64), K.ro(term_offsets, np.int64)
+
+
+def probe_section(gram_size: np.ndarray, kind: np.ndarray, count: np.ndarray,
+                  position: np.ndarray, data: np.ndarray, n: int, query: tuple) -> np.ndarray:
+    """May-match mask of the entries of one directory section (:class:`Directory`) for one
+    compiled query (:func:`compile_query`): the kernel, with the arrays it works in."""
+    from prune_engine.ngram import _kernels as K
+
+    term_hashes, term_offsets = query
+    ncont = len(kind)
+    longest = int(np.diff(term_offsets).max()) if len(term_offsets) > 1 else 0
+    out = np.zeros(ncont, np.bool_)
+    K.probe_entries(gram_size, kind, count, position, data, n, term_hashes, term_offsets, out,
+                    np.zeros(ncont, np.int64), np.zeros(ncont, np.int64),
+                    np.zeros(K.ORDER_SAMPLE, np.int64), np.zeros(longest, np.int64),
+                    np.zeros(longest, np.int64))
+    return out
 
 
 def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
@@ -126,8 +138,8 @@ def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
             if query is None:  # no value can match: only containers without an index keep
                 keep[part] &= d.gram_size == 0
                 continue
-            keep[part] &= K.probe_entries(d.gram_size, d.kind[section], d.count[section],
-                                          d.position[section], d.data, n, *compile_query(query))
+            keep[part] &= probe_section(d.gram_size, d.kind[section], d.count[section],
+                                        d.position[section], d.data, n, compile_query(query))
     bad = np.nonzero(status != K.OK)[0]
     if len(bad):
         keep[bad] = True
@@ -171,9 +183,11 @@ def directory(chunk: pa.Array) -> Directory:
         _directories.move_to_end(key)
         return _directories[key]
     offsets, data, valid = _entry_buffers(chunk)
-    status, gram_size, kind, count, position = K.read_directory(K.ro(offsets, np.int64), data,
-                                                                valid)
-    sections = (2, len(chunk))  # the plain sections, then the folded ones
+    n = len(chunk)
+    status, gram_size, kind = np.zeros(n, np.int8), np.zeros(n, np.int8), np.zeros(2 * n, np.int8)
+    count, position = np.zeros(2 * n, np.int64), np.zeros(2 * n, np.int64)
+    K.read_directory(K.ro(offsets, np.int64), data, valid, status, gram_size, kind, count, position)
+    sections = (2, n)  # the plain sections, then the folded ones
     d = Directory(chunk, data, K.ro(status, np.int8), K.ro(gram_size, np.int8),
                   K.ro(kind.reshape(sections), np.int8), K.ro(count.reshape(sections), np.int64),
                   K.ro(position.reshape(sections), np.int64),
