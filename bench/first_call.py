@@ -26,4 +26,4 @@ def measure(benchmark, code: str, cache: str) -> None:
         if cache == "warm":
             first_call_seconds(code, d)
         seconds = benchmark.pedantic(first_call_seconds, (code, d), rounds=1, iterations=1)
-    benchmark.extra_info["seconds_in_process"] = seconds
+    benchmark.extra_info.update(seconds_in_process=seconds, cache=cache)

@@ -209,6 +209,33 @@ def compile_table(others: list[dict]) -> str:
         f"| {o['scenario']} | {fmt_time(o['seconds'])} |" for o in rows])
 
 
+#: issue #10 targets of the n-gram build (strings per ms, every CPU) and of its first call
+NGRAM_BUILD_TARGETS = {"high-entropy-ascii": 5000, "high-entropy-mixed": 2500}
+NGRAM_FIRST_CALL_TARGET_S = 3.0
+
+
+def ngram_table(others: list[dict]) -> str:
+    """``bench/test_bench_ngram.py``: build throughput per kind of data (against the issue
+    #10 targets) and the first build + probe of a fresh process, numba cache cold and warm."""
+    lines = []
+    builds = [o for o in others if "strings_per_ms" in o and "kind" in o]
+    if builds:
+        lines += ["| n-gram build data | strings / ms | target |", "|---|---:|---:|"]
+        for o in builds:
+            target = NGRAM_BUILD_TARGETS.get(o["kind"])
+            verdict = "—" if target is None else (
+                f"{target:,} — {'PASS' if o['strings_per_ms'] >= target else 'MISS'}")
+            lines.append(f"| {o['kind']} | {o['strings_per_ms']:,.0f} | {verdict} |")
+    first = [o for o in others if "seconds_in_process" in o]
+    if first:
+        lines += ["", "| n-gram first build + probe | numba cache | seconds (in process) |",
+                  "|---|---|---:|"]
+        for o in first:
+            cache = o.get("cache", "?")
+            lines.append(f"| import + build + probe | {cache} | {o['seconds_in_process']:.2f} |")
+    return "\n".join(lines)
+
+
 def fmt_bytes(n: float) -> str:
     """Bytes in a readable unit.
 
@@ -271,6 +298,9 @@ def report(data: dict, stat: str = "median") -> str:
         parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
     if compile_table(others):
         parts += [f"## pe.compile alone, uncached, warm process ({stat})", compile_table(others)]
+    if ngram_table(others):
+        parts += [f"## n-gram index (target first call under {NGRAM_FIRST_CALL_TARGET_S:g} s cold)",
+                  ngram_table(others)]
     if scan_table(others):
         parts += [f"## Scan: time ({stat}; ratio to pe.scan) and bytes read", scan_table(others)]
     machine = data.get("machine_info", {})

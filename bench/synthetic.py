@@ -112,7 +112,8 @@ def make_stats(n: int, *, seed: int = 0, unknown: float = 0.05, all_null: float 
 
 def _leaf(values: np.ndarray, typ: pa.DataType, null: np.ndarray) -> pa.Array:
     if pa.types.is_string(typ):  # numpy bytes -> binary -> string (ASCII by construction)
-        return pa.array(values, pa.binary(), mask=null).cast(typ)
+        arr = pa.array(values, pa.binary(), mask=null)  # chunked when large
+        return (arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr).cast(typ)
     return pa.array(values, typ, mask=null)
 
 

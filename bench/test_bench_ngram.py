@@ -6,6 +6,11 @@ a word is in some containers and not in others. Peers in the same run: the seed'
 Python set of gram strings per container, probed one container at a time) and DuckDB scanning
 the strings with the same LIKE.
 
+The build is also timed on high-entropy data (issue #10): 1,000 containers x 2,000 URL-like
+strings of about 50 characters of random words and ids, so that nearly every gram of a
+container is new and the entries are Bloom filters; all ASCII, and with about one character in
+eight outside ASCII (``é``, ``ü``, ``日``, ``本``, an emoji), as in international URLs.
+
     python -m pytest bench/test_bench_ngram.py -q --benchmark-json=ngram.json
     python bench/test_bench_ngram.py          # the size / effect / FPR / first-call tables
 
@@ -67,6 +72,44 @@ def dataset() -> tuple[pa.Array, np.ndarray, list[list[str]]]:
     return values, np.arange(0, (CONTAINERS + 1) * ROWS, ROWS, dtype=np.int64), themes
 
 
+#: code points of the high-entropy strings: letters, and the non-ASCII ones of the mixed kind
+LETTERS = np.array([ord(c) for c in "abcdefghijklmnopqrstuvwxyz"], np.uint32)
+OTHERS = np.array([ord(c) for c in "éü日本\U0001F600"], np.uint32)
+#: their layout: "https://" word ".com/" word "/" word "/" word "?id=" digits (52 characters)
+_LAYOUT = "https://______.com/_______/_____/________?id=#######"
+HIGH_ENTROPY_ROWS = int(os.environ.get("NGRAM_BENCH_HIGH_ENTROPY_ROWS", 2000))
+
+
+@functools.lru_cache(maxsize=2)
+def high_entropy(non_ascii: bool) -> tuple[pa.Array, np.ndarray]:
+    """(strings ordered by container, group offsets): random words and ids in a URL layout;
+    with ``non_ascii``, one letter in eight is one of :data:`OTHERS`."""
+    rng = np.random.default_rng(5)
+    template = np.array([ord(c) for c in _LAYOUT], np.uint32)
+    letters, digits = template == ord("_"), template == ord("#")
+    chunks, rows = [], CONTAINERS * HIGH_ENTROPY_ROWS
+    for start in range(0, rows, 100_000):  # 100k strings at a time: 20 MB of code points
+        n = min(100_000, rows - start)
+        cps = np.broadcast_to(template, (n, len(template))).copy()
+        cps[:, letters] = LETTERS[rng.integers(0, len(LETTERS), (n, letters.sum()))]
+        cps[:, digits] = rng.integers(ord("0"), ord("9") + 1, (n, digits.sum()))
+        if non_ascii:
+            swap = letters & (rng.random((n, len(template))) < 1 / 8)
+            cps[swap] = OTHERS[rng.integers(0, len(OTHERS), swap.sum())]
+        chunks.append(pa.array(cps.view(f"<U{len(template)}").ravel()))
+    offsets = np.arange(0, (CONTAINERS + 1) * HIGH_ENTROPY_ROWS, HIGH_ENTROPY_ROWS, dtype=np.int64)
+    return pa.concat_arrays(chunks), offsets
+
+
+def build_data(kind: str) -> tuple[pa.Array, np.ndarray]:
+    """The strings and container offsets of a build benchmark: ``repetitive`` (the themed
+    data above), ``high-entropy-ascii`` or ``high-entropy-mixed``."""
+    if kind == "repetitive":
+        values, offsets, _ = dataset()
+        return values, offsets
+    return high_entropy(kind == "high-entropy-mixed")
+
+
 @functools.lru_cache(maxsize=2)
 def index(mode: str = "auto") -> pa.Array:
     values, offsets, _ = dataset()
@@ -106,11 +149,14 @@ def python_set_may_match(grams: set[str], literal: list[str], n: int = 3) -> boo
 
 # ----------------------------------------------------------------------------- build --------
 
-def test_build_numba(benchmark):
-    values, offsets, _ = dataset()
-    build_index_column(values.slice(0, ROWS), offsets[:2])  # load the kernels outside the timing
+@pytest.mark.parametrize("kind", ["repetitive", "high-entropy-ascii", "high-entropy-mixed"])
+def test_build_numba(benchmark, kind):
+    """The build on every CPU this process may use (threads), on each kind of data."""
+    values, offsets = build_data(kind)
+    build_index_column(values.slice(0, 100), np.array([0, 100]))  # load the kernels first
     benchmark.pedantic(build_index_column, (values, offsets), rounds=3, iterations=1)
     benchmark.extra_info["strings_per_ms"] = len(values) / (benchmark.stats["mean"] * 1e3)
+    benchmark.extra_info["kind"] = kind
 
 
 def test_build_python_set_seed_design(benchmark):
@@ -233,6 +279,13 @@ def fpr_table(targets=(0.01, 0.05), probes: int = 300) -> list[tuple]:
 
 def main() -> None:
     print(f"data: {CONTAINERS} containers x {ROWS} strings")
+    print("\nbuild (strings per ms, every CPU)")
+    for kind in ("repetitive", "high-entropy-ascii", "high-entropy-mixed"):
+        values, offsets = build_data(kind)
+        build_index_column(values.slice(0, 100), np.array([0, 100]))
+        start = time.perf_counter()
+        build_index_column(values, offsets)
+        print(f"  {kind:20s} {len(values) / (time.perf_counter() - start) / 1e3:8.0f}")
     print("\nsize (bytes per container, share of the column's Parquet size)")
     for mode, size, share in size_table():
         print(f"  {mode:6s} {size:10.0f} B  {share:7.2%}")

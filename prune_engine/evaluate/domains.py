@@ -95,7 +95,6 @@ def _fixed_values(arr: pa.Array, dtype) -> np.ndarray:
 class Domain(abc.ABC):
     """How one Arrow type's values are viewed, compared and met by literals."""
 
-    numpy_backed = True
     nan_capable = False
 
     def __init__(self, type_: pa.DataType):
@@ -441,7 +440,6 @@ class DecimalDomain(Domain):
         super().__init__(type_)
         self.scale = type_.scale
         self.small = type_.precision <= 18 and pa.types.is_decimal128(type_)
-        self.numpy_backed = self.small
         self.dtype = np.dtype(np.int64)
         top = 10**type_.precision - 1
         self._limits = (-top, top)
@@ -523,8 +521,6 @@ class ArrowDomain(Domain):
     """Strings and binary compared by bytes, through :class:`~.strings.KeyedStrings` (numpy
     words). Fixed-size binary bounds are read as binary, so that literals of any length
     compare with them by bytes (``X'ff'`` against ``binary(4)``). Coerced values are bytes."""
-
-    numpy_backed = False
 
     def __init__(self, type_):
         super().__init__(type_)

@@ -93,12 +93,13 @@ def test_sets_match_bytes(block, case, data):
     with mock.patch.object(membership, "BLOCK", block):
         got = d.any_in_range(klo, khi, items, lov, hiv)
         found = d.isin(klo, items)
+    assert items.values == sorted(set(raw(as_type(members, typ))))
     for i, (a, b) in enumerate(zip(raw(lo), raw(hi))):
-        expected = any((a is None or a <= m) and (b is None or m <= b) for m in items)
-        assert got[i] == expected, (a, b, items)
+        expected = any((a is None or a <= m) and (b is None or m <= b) for m in items.values)
+        assert got[i] == expected, (a, b, items.values)
     for i, a in enumerate(raw(lo)):
         if a is not None:
-            assert found[i] == (a in items), (a, items)
+            assert found[i] == (a in items.values), (a, items.values)
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -132,7 +133,8 @@ def test_columns_with_different_prefixes():
     c = strings.KeyedStrings(pa.array(["https://a/", "https://a/"]))
     assert strings.compare_columns(a, "<", b).tolist() == [True, True]
     assert strings.compare_columns(a, ">", c).tolist() == [True, True]
-    assert strings.any_in_range(a, b, [b"https://a/3", b"https://a/zz"], None, None).tolist() == [True, False]
+    members = strings.Members([b"https://a/3", b"https://a/zz"])
+    assert strings.any_in_range(a, b, members, None, None).tolist() == [True, False]
 
 
 def test_sliced_arrays_and_the_end_of_the_buffer():
