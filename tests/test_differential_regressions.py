@@ -111,6 +111,8 @@ UNSOUND = [
      "ts = TIMESTAMP_S '2000-01-01 00:00:00.7'", None),
     # DuckDB and Spark compare INT with FLOAT as FLOAT: 16777217 rounds to 16777216
     ("int-column-against-float-column", "i", pa.int32(), [16777217], "i = CAST(16777216 AS FLOAT)", None),
+    ("between-a-float-bound-compares-as-float", "i", pa.int32(), [16777216],
+     "i BETWEEN 16777217 AND CAST(2e7 AS FLOAT)", None),
     ("in-list-of-floats-compares-as-float", "u", pa.uint64(), [2**53 + 1],
      "u IN (9007199254740992, '4294967295', CAST(16777216 AS FLOAT))", None),
     # found by make fuzz (seed 886604234, rounds 512 and 611): DuckDB reads the ends of the
