@@ -5,7 +5,9 @@ pruned when no key lies in its range. For integer and date keys that is testable
 of a container's ``[min, max]`` is probed, for containers whose range spans at most
 ``max_span`` values (within a total budget); any hit, an unknown bound or a span beyond the
 limits keeps the container. A Bloom filter has no false negatives, so a key in the range is
-always a hit: pruning stays sound; a false positive only keeps a container.
+always a hit: pruning stays sound; a false positive only keeps a container. Probing a span of
+``S`` values multiplies the false-positive rate by about ``S``, so the caller sizes the filter
+for its per-container target divided by the typical span (at most :data:`MAX_BITS` bits).
 
 Keys are hashed as int64 (dates as days) with SplitMix64; probe ``i`` of ``k`` is bit
 ``(h1 + i * h2) mod m`` (Kirsch-Mitzenmacher double hashing), ``m`` sized for the requested
@@ -31,6 +33,9 @@ _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 #: most values probed per container, and in total per call
 MAX_SPAN = 1 << 16
 MAX_PROBES = 1 << 24
+#: the smallest and largest filter built (bits): 8 kB (double hashing is poor in tiny
+#: filters) and 32 MB
+MIN_BITS, MAX_BITS = 1 << 16, 1 << 28
 
 
 def _mix(values: np.ndarray) -> np.ndarray:
@@ -60,9 +65,11 @@ class KeyBloom:
     def empty(cls, expected: int, fpp: float) -> "KeyBloom":
         """A filter sized for ``expected`` distinct keys at false-positive rate ``fpp``."""
         expected = max(1, int(expected))
-        bits = max(64, math.ceil(-expected * math.log(fpp) / math.log(2) ** 2))
+        fpp = min(max(fpp, 1e-12), 0.5)
+        bits = math.ceil(-expected * math.log(fpp) / math.log(2) ** 2)
+        bits = min(MAX_BITS, max(MIN_BITS, bits))
         words = (bits + 63) // 64
-        k = max(1, round(words * 64 / expected * math.log(2)))
+        k = max(1, round(-math.log2(fpp)))  # optimal for the size the rate asks for
         return cls(np.zeros(words, np.uint64), k)
 
     def _positions(self, values: np.ndarray):

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.expr import nodes as n
-from prune_engine.spark._bloom import KeyBloom, as_int64
+from prune_engine.spark._bloom import MAX_SPAN, KeyBloom, as_int64
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
 from prune_engine.spark._jobs import job_description
 from prune_engine.stats import layout
@@ -98,7 +98,7 @@ def _int64(array: pa.Array) -> np.ndarray:
     return np.asarray(array.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False))
 
 
-def keys_predicate(dim_df, on, *, fact_schema=None, max_keys: int = 100_000,
+def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: int = 100_000,
                    bloom_fpp: float = 0.01) -> JoinKeys:
     """The engine predicate (and Bloom filters) that the join keys of ``dim_df`` put on the
     fact side (see the module doc).
@@ -106,7 +106,9 @@ def keys_predicate(dim_df, on, *, fact_schema=None, max_keys: int = 100_000,
     ``on``: ``[("fact_col", "dim_col"), ...]`` (or one pair, or one name for both sides);
     ``fact_schema``: the fact side's Spark schema, to leave out pairs that Spark compares
     through a value-changing cast. ``max_keys``: the most distinct keys per column tested as
-    an exact ``IN`` set.
+    an exact ``IN`` set. ``bloom_fpp``: the rate at which a Bloom filter keeps a fact
+    container that holds no key; a container's whole range is probed, so the filter is sized
+    for ``bloom_fpp`` divided by the typical container span in ``fact_stats`` (when given).
 
     >>> import prune_engine as pe, prune_engine.spark as pes         # doctest: +SKIP
     >>> keys = pes.keys_predicate(stores.where("region = 'north'"), [("store_id", "id")])  # doctest: +SKIP
@@ -137,11 +139,29 @@ def keys_predicate(dim_df, on, *, fact_schema=None, max_keys: int = 100_000,
         parts.append(_range(dim_df, dim_col, column, keys, fact_col))
         if spark_type_name(dim_type) in _BLOOM_TYPES:
             count = keys.info[fact_col]["approx_keys"]
-            keys.blooms[path] = _build_bloom(dim_df, dim_col, count, bloom_fpp)
+            span = _typical_span(fact_stats, path) if fact_stats is not None else 1
+            keys.blooms[path] = _build_bloom(dim_df, dim_col, count, bloom_fpp / span)
             keys.info[fact_col]["test"] = "range+bloom"
     keys.expr = parts[0] if len(parts) == 1 else (n.And(tuple(parts)) if parts else n.TRUE)
     keys.seconds = time.perf_counter() - started
     return keys
+
+
+def _typical_span(stats, path: tuple[str, ...]) -> int:
+    """The median number of values in a fact container's range of ``path`` (among the ranges
+    a Bloom filter is probed over), at least 1."""
+    from prune_engine.stats.table import as_stats_table
+
+    table = as_stats_table(stats).table
+    leaf = StatsColumns(table).leaf(path)
+    if leaf is None or not (pa.types.is_integer(leaf.type) or pa.types.is_date32(leaf.type)):
+        return 1
+    lo, hi = (_field(table, s, leaf.path) for s in (layout.MIN_VALUES, layout.MAX_VALUES))
+    known = np.asarray(lo.is_valid()) & np.asarray(hi.is_valid())
+    with np.errstate(over="ignore"):
+        span = (_int64(hi) - _int64(lo) + 1)[known]
+    span = span[(span > 0) & (span <= MAX_SPAN)]
+    return int(np.median(span)) if len(span) else 1
 
 
 def _pairs(on) -> list[tuple[str, str]]:
@@ -269,8 +289,8 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
 
             fact_stats = collect_stats(spark, fact_source, granularity="file")
         usable = _usable_pairs(fact, fact_stats, pairs, summary)
-        keys = keys_predicate(dim_df, usable, fact_schema=fact.schema, max_keys=max_keys,
-                              bloom_fpp=bloom_fpp)
+        keys = keys_predicate(dim_df, usable, fact_schema=fact.schema, fact_stats=fact_stats,
+                              max_keys=max_keys, bloom_fpp=bloom_fpp)
         summary.join_keys.update(keys.info)
         summary.join_keys["seconds"] = keys.seconds
         started = time.perf_counter()
