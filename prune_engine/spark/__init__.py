@@ -23,7 +23,8 @@ The contract:
 Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read` and
 :func:`join` log a :class:`PruneSummary` (files before and after, bytes skipped, driver time
 spent pruning) on the ``prune_engine.spark`` logger and return it with
-``return_summary=True``.
+``return_summary=True``; :func:`files_scanned` reads how many files Spark's scans opened in a
+DataFrame's last run.
 
 pyspark (the ``spark`` extra) is imported only when a function here runs, so importing this
 module is cheap::
@@ -47,6 +48,8 @@ __all__ = [
     "read", "join", "keys_predicate", "PruneSummary", "JoinKeys",
     # statistics too large for the driver
     "prune_dataframe",
+    # what Spark did
+    "files_scanned",
 ]
 
 _LAZY = {
@@ -58,6 +61,7 @@ _LAZY = {
     "keys_predicate": "prune_engine.spark._join",
     "JoinKeys": "prune_engine.spark._join",
     "prune_dataframe": "prune_engine.spark._frame",
+    "files_scanned": "prune_engine.spark._metrics",
 }
 
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
+from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._files import file_key
 from prune_engine.spark._jobs import job_description
 
@@ -59,7 +60,7 @@ def stats_from_dataframe(df, columns: Sequence[str] | None = None) -> StatsTable
     grouped = framed.groupBy(_PATH).agg(*aggs)
     with job_description(df.sparkSession, f"prune_engine: statistics of {len(leaves)} "
                                           "columns per file"):
-        table = _to_arrow(grouped)
+        table = to_arrow(grouped)
     return _assemble(table, leaves, has_identity)
 
 
@@ -106,12 +107,6 @@ def _with_file(df):
         return framed, True
     except Exception:  # noqa: BLE001 - no _metadata column here: the older function
         return df.select("*", F.input_file_name().alias(_PATH)), False
-
-
-def _to_arrow(df) -> pa.Table:
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    return pa.Table.from_batches(df._collect_as_arrow())
 
 
 def _nest(leaves, arrays: list[pa.Array], n: int) -> pa.StructArray:

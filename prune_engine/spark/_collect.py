@@ -22,6 +22,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from prune_engine.stats.table import StatsTable
+from prune_engine.spark._arrow import owned
 from prune_engine.spark._jobs import job_description, numba_cache_dir, use_numba_cache
 
 #: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
@@ -100,7 +101,7 @@ def _write_part(stats: StatsTable) -> bytes:
 
 
 def _read_part(data: bytes) -> StatsTable:
-    table = pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
+    table = owned(pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all())
     meta = dict(table.schema.metadata or {})
     metadata = json.loads(meta.pop(b"prune_engine.part"))
     return StatsTable(table.replace_schema_metadata(meta or None), metadata)

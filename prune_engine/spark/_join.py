@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.expr import nodes as n
+from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._bloom import MAX_SPAN, KeyBloom, as_int64
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
 from prune_engine.spark._jobs import job_description
@@ -129,9 +130,8 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
             keys.info[fact_col] = {"test": "none", "why": why}
             continue
         column = n.Column(path)
-        distinct = dim_df.select(F.col(dim_col).alias("k")).where("k IS NOT NULL").distinct()
         with job_description(spark, f"prune_engine: join keys of {dim_col} for {fact_col}"):
-            values = _to_arrow(distinct.limit(max_keys + 1)).column("k").combine_chunks()
+            values = _distinct_keys(dim_df, dim_col, max_keys)
         if len(values) <= max_keys:
             parts.append(n.InList(column, _literals(values)))
             keys.info[fact_col] = {"test": "in", "keys": len(values)}
@@ -162,6 +162,19 @@ def _typical_span(stats, path: tuple[str, ...]) -> int:
         span = (_int64(hi) - _int64(lo) + 1)[known]
     span = span[(span > 0) & (span <= MAX_SPAN)]
     return int(np.median(span)) if len(span) else 1
+
+
+def _distinct_keys(dim_df, dim_col: str, max_keys: int) -> pa.Array:
+    """The distinct non-NULL keys of ``dim_col`` (at most ``max_keys + 1`` of them: more
+    means "too many"). A (filtered) dimension of at most ``max_keys`` rows is brought back
+    as it is, in one stage, and deduplicated here; a larger one is deduplicated by Spark."""
+    from pyspark.sql import functions as F
+
+    keys = dim_df.select(F.col(dim_col).alias("k")).where("k IS NOT NULL")
+    rows = to_arrow(keys.limit(max_keys + 1)).column("k").combine_chunks()
+    if len(rows) <= max_keys:
+        return rows.unique()
+    return to_arrow(keys.distinct().limit(max_keys + 1)).column("k").combine_chunks()
 
 
 def _pairs(on) -> list[tuple[str, str]]:
@@ -206,12 +219,6 @@ def _why_not(fact_type, dim_type) -> str | None:
     return f"Spark compares {fact_type} with {dim_type} through a cast"
 
 
-def _to_arrow(df) -> pa.Table:
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    return pa.Table.from_batches(df._collect_as_arrow(), schema=None)
-
-
 def _literals(values: pa.Array) -> tuple[n.Literal, ...]:
     typed = pa.types.is_timestamp(values.type) or pa.types.is_date(values.type)
     type_ = values.type if typed else None
@@ -223,7 +230,7 @@ def _range(dim_df, dim_col: str, column: n.Column, keys: JoinKeys, fact_col: str
 
     c = F.col(dim_col)
     with job_description(dim_df.sparkSession, f"prune_engine: key range of {dim_col}"):
-        row = _to_arrow(dim_df.agg(F.min(c).alias("lo"), F.max(c).alias("hi"),
+        row = to_arrow(dim_df.agg(F.min(c).alias("lo"), F.max(c).alias("hi"),
                                    F.approx_count_distinct(c).alias("n")))
     lo, hi = row.column("lo").combine_chunks(), row.column("hi").combine_chunks()
     keys.info[fact_col] = {"test": "range", "approx_keys": row.column("n")[0].as_py()}

@@ -22,6 +22,7 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     session = (SparkSession.builder.master("local[2]").appName("prune_engine-spark-tests")
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", TIME_ZONE)
                .getOrCreate())

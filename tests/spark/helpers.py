@@ -1,8 +1,5 @@
-"""What the Spark tests share: reading what Spark scanned, plain-Spark oracles, lake writing.
-
-``scanned_files(df)`` runs ``df`` and reads what Spark actually scanned: the ``numFiles``
-metric of every file scan node in the executed plan (adaptive plans included).
-"""
+"""What the Spark tests share: running a DataFrame and counting the files Spark scanned,
+plain-Spark oracles, lake writing."""
 
 from __future__ import annotations
 
@@ -15,28 +12,11 @@ TIME_ZONE = "America/Los_Angeles"
 
 
 def scanned_files(df) -> tuple[list, int]:
-    """``(rows, files scanned)`` of running ``df``: its rows, and the sum of the file scan
-    nodes' ``numFiles`` metrics (what Spark actually opened)."""
+    """``(rows, files scanned)`` of running ``df`` (:func:`prune_engine.spark.files_scanned`)."""
+    import prune_engine.spark as pes
+
     rows = df.collect()
-    plan = df._jdf.queryExecution().executedPlan()
-    return rows, sum(_scan_counts(plan))
-
-
-def _scan_counts(node) -> list[int]:
-    name = node.getClass().getSimpleName()
-    if name == "AdaptiveSparkPlanExec":
-        return _scan_counts(node.executedPlan())
-    if name.endswith("QueryStageExec"):
-        return _scan_counts(node.plan())
-    if name in ("ReusedExchangeExec",):
-        return []  # the exchange it reuses was counted where it ran
-    out = []
-    if name == "FileSourceScanExec":
-        out.append(int(node.metrics().apply("numFiles").value()))
-    children = node.children()
-    for i in range(children.size()):
-        out.extend(_scan_counts(children.apply(i)))
-    return out
+    return rows, pes.files_scanned(df)
 
 
 def matching_files(spark, source, where, fmt: str = "parquet") -> set[str]:

@@ -54,6 +54,8 @@ def test_spark_collect_stats_is_the_local_table(spark, drifting_lake, granularit
     assert spark_made.table.schema.equals(local.table.schema, check_metadata=True)
     assert spark_made.table.equals(local.table)
     assert spark_made.metadata == local.metadata
+    where = "id IN (5, 250, 777) OR day = DATE '2024-01-02'"
+    assert pe.prune(spark_made, where).equals(pe.prune(local, where)), "and it prunes alike"
 
 
 def test_spark_collect_stats_skips_unreadable_files_like_the_local_one(spark, tmp_path):

@@ -23,6 +23,8 @@ PREDICATES = [
     "st.a = 5 OR id IS NULL",
     "day = DATE '2024-01-02'",
     "NOT (id BETWEEN 100 AND 700)",
+    "id IN (3, 170, 555, 901)",
+    "url IN ('https://x.example/4/7', 'https://x.example/9/33')",
 ]
 
 
