@@ -46,8 +46,8 @@ ROWS = 500
 ROUNDS = 5
 START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 #: files 600..619 hold these hours: 1% of the lake
-FILTER = ("ts >= timestamp'2024-01-26 00:00:00+00:00' AND ts < timestamp'2024-01-26 20:00:00+00:00' "
-          "AND amount > 10")
+FILTER = ("ts >= timestamp'2024-01-26 00:00:00+00:00' "
+          "AND ts < timestamp'2024-01-26 20:00:00+00:00' AND amount > 10")
 #: the dimension rows of 'north' hold the keys of every 100th file: 1% of the fact files
 NORTH_FILES = list(range(7, NUM_FILES, 100))
 

@@ -14,6 +14,7 @@ Spark scanned with and without prune_engine and a check that the rows are the sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -76,13 +77,24 @@ def make_lake(root: Path, days: int = 20, files_per_day: int = 2, rows_per_file:
     return written
 
 
+@contextlib.contextmanager
+def _lake_dir(root: Path | None):
+    """``root``, or a temporary directory removed afterwards."""
+    if root is not None:
+        yield root
+        return
+    with tempfile.TemporaryDirectory(prefix="prune_engine_demo_") as tmp:
+        yield Path(tmp)
+
+
 def run_demo(root: Path | None = None, out=sys.stdout) -> None:
+    with _lake_dir(root) as lake:
+        _run_demo(lake, out)
+
+
+def _run_demo(root: Path, out) -> None:
     import prune_engine as pe
 
-    tmp = None
-    if root is None:
-        tmp = tempfile.TemporaryDirectory(prefix="prune_engine_demo_")
-        root = Path(tmp.name)
     write = lambda s="": print(s, file=out)  # noqa: E731
     t0 = time.perf_counter()
     files = make_lake(root)
@@ -115,8 +127,6 @@ def run_demo(root: Path | None = None, out=sys.stdout) -> None:
         write("")
         if full != kept_rows:
             raise SystemExit("the demo found a wrong prune")
-    if tmp is not None:
-        tmp.cleanup()
 
 
 SPARK_READ = ("ts >= timestamp'2024-03-20 06:00:00' AND ts < timestamp'2024-03-20 09:00:00' "
@@ -127,16 +137,17 @@ SPARK_CAMPAIGN = [1_000, 1_001, 60_250, 60_251, 91_000]
 
 def run_spark_demo(root: Path | None = None, out=sys.stdout) -> None:
     """The Spark pipeline on the generated lake (see the module doc)."""
+    with _lake_dir(root) as lake:
+        _run_spark_demo(lake, out)
+
+
+def _run_spark_demo(root: Path, out) -> None:
     import os
 
     from pyspark.sql import SparkSession
 
     import prune_engine.spark as pes
 
-    tmp = None
-    if root is None:
-        tmp = tempfile.TemporaryDirectory(prefix="prune_engine_spark_demo_")
-        root = Path(tmp.name)
     write = lambda s="": print(s, file=out)  # noqa: E731
     make_lake(root)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers: this Python
@@ -166,8 +177,6 @@ def run_spark_demo(root: Path | None = None, out=sys.stdout) -> None:
                            "(user_id is no partition column)", plain, pruned, summary)
     finally:
         spark.stop()
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def _spark_step(write, title: str, plain, pruned, summary) -> None:
@@ -181,8 +190,8 @@ def _spark_step(write, title: str, plain, pruned, summary) -> None:
     pruned_s = time.perf_counter() - t0
     same = sorted(map(repr, rows)) == sorted(map(repr, plain_rows))
     write(title)
-    write(f"  plain Spark:       {pes.files_scanned(plain):4d} files scanned, {len(plain_rows)} rows, "
-          f"{plain_s:.2f} s")
+    write(f"  plain Spark:       {pes.files_scanned(plain):4d} files scanned, "
+          f"{len(plain_rows)} rows, {plain_s:.2f} s")
     write(f"  with prune_engine: {pes.files_scanned(pruned):4d} files scanned, {len(rows)} rows, "
           f"{pruned_s:.2f} s (+ {summary.prune_seconds * 1e3:.0f} ms pruning on the driver)")
     write(f"  {'same rows as plain Spark' if same else 'MISMATCH: rows differ'}")
@@ -220,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--dir", type=Path, default=None, help="write the lake here (default: a temp dir)")
     spark = sub.add_parser("spark-demo", help="the same lake in local Spark: statistics job, "
                                               "pruned read and join (needs Java 17, pyspark)")
-    spark.add_argument("--dir", type=Path, default=None, help="write the lake here (default: a temp dir)")
+    spark.add_argument("--dir", type=Path, default=None,
+                       help="write the lake here (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo(args.dir)

@@ -25,7 +25,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._files import file_key
-from prune_engine.spark._jobs import job_description
+from prune_engine.spark._jobs import job_description, require_classic
 
 _EXACT_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
                 "DecimalType", "StringType", "BinaryType", "BooleanType", "DateType",
@@ -38,12 +38,15 @@ def stats_from_dataframe(df, columns: Sequence[str] | None = None) -> StatsTable
 
     ``columns`` limits the columns described (top-level names or dotted struct paths).
 
-    >>> import prune_engine.spark as pes                                 # doctest: +SKIP
-    >>> stats = pes.stats_from_dataframe(spark.read.json("events/"))     # doctest: +SKIP
-    >>> df = pes.read(spark, "events/", "user_id = 42", stats=stats, format="json")  # doctest: +SKIP
+    Example::
+
+        import prune_engine.spark as pes
+        stats = pes.stats_from_dataframe(spark.read.json("events/"))
+        df = pes.read(spark, "events/", "user_id = 42", stats=stats, format="json")
     """
     from pyspark.sql import functions as F
 
+    require_classic(df.sparkSession)
     leaves = _leaves(df.schema, columns)
     framed, has_identity = _with_file(df)
     aggs = [F.count(F.lit(1)).alias(_ROWS)]

@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._arrow import owned
-from prune_engine.spark._jobs import job_description, numba_cache_dir, use_numba_cache
+from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
+                                      use_numba_cache)
 
 #: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
 #: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
@@ -43,11 +44,14 @@ def collect_stats(spark, source, granularity: str = "row_group",
     ``pyarrow.dataset.Dataset``); the other options mean what they mean there.
     ``files_per_task``: files per Spark task (default: 1,000, and at least one task per core).
 
-    >>> import prune_engine.spark as pes                                # doctest: +SKIP
-    >>> stats = pes.collect_stats(spark, "lake/", granularity="file")  # doctest: +SKIP
+    Example::
+
+        import prune_engine.spark as pes
+        stats = pes.collect_stats(spark, "lake/", granularity="file")
     """
     from prune_engine.stats.collect import list_source, merge_parts, partition_types
 
+    require_classic(spark)
     listing = list_source(source)
     files = listing.files
     types = partition_types(files, listing.typed)

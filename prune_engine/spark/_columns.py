@@ -32,26 +32,15 @@ value (min = max = value and no NULL, or all NULL for the Hive null). Statistics
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine.compile.bind import ColumnInfo, StatsSchema
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 INTEGRAL = {"byte", "short", "integer", "long"}
-
-
-@dataclass(frozen=True)
-class Leaf:
-    """One column the statistics describe: its path, Arrow type, and ``element`` ("list" or
-    "map") when its statistics describe list or map elements rather than row values."""
-
-    path: tuple[str, ...]
-    type: pa.DataType
-    element: str | None = None
 
 
 def spark_type_name(spark_type) -> str:
@@ -102,18 +91,6 @@ def compatible(spark_type, arrow_type: pa.DataType) -> bool:
     return False
 
 
-def _leaves(struct_type: pa.DataType, prefix=(), element=None):
-    for field in struct_type:
-        path = prefix + (field.name,)
-        kind = element
-        if layout.is_element_field(field):
-            kind = field.metadata[layout.ELEMENT_KEY].decode()
-        if pa.types.is_struct(field.type):
-            yield from _leaves(field.type, path, kind)
-        else:
-            yield Leaf(path, field.type, kind)
-
-
 class StatsColumns:
     """The leaves of a statistics table's ``min_values`` struct, looked up by Spark paths.
 
@@ -126,17 +103,15 @@ class StatsColumns:
 
     def __init__(self, stats: StatsTable | pa.Table):
         self.stats = as_stats_table(stats)
-        schema = self.stats.schema
-        self.leaves: dict[tuple[str, ...], Leaf] = {}
-        if layout.MIN_VALUES in schema.names and pa.types.is_struct(schema.field(layout.MIN_VALUES).type):
-            for leaf in _leaves(schema.field(layout.MIN_VALUES).type):
-                self.leaves[leaf.path] = leaf
-        self._folded: dict[tuple[str, ...], list[Leaf]] = {}
+        #: every described column: path -> ColumnInfo (path, Arrow type, ``element`` "list"
+        #: or "map" when its statistics describe elements), as the engine binds them
+        self.leaves: dict[tuple[str, ...], ColumnInfo] = StatsSchema(self.stats.schema).columns
+        self._folded: dict[tuple[str, ...], list[ColumnInfo]] = {}
         for leaf in self.leaves.values():
             self._folded.setdefault(tuple(p.lower() for p in leaf.path), []).append(leaf)
         self._partition_ok: dict[str, bool] = {}
 
-    def leaf(self, path: tuple[str, ...]) -> Leaf | None:
+    def leaf(self, path: tuple[str, ...]) -> ColumnInfo | None:
         """The leaf at ``path``: exact, else the unique case-insensitive match, else None."""
         hit = self.leaves.get(tuple(path))
         if hit is not None:
@@ -144,7 +119,7 @@ class StatsColumns:
         matches = self._folded.get(tuple(p.lower() for p in path), [])
         return matches[0] if len(matches) == 1 else None
 
-    def element(self, path: tuple[str, ...]) -> Leaf | None:
+    def element(self, path: tuple[str, ...]) -> ColumnInfo | None:
         """The element statistics of the list column at ``path`` (``array_contains``)."""
         own = self.leaf(path)
         if own is not None:

@@ -38,9 +38,11 @@ def prune_dataframe(stats_df, expr, *, schema: pa.Schema | None = None,
     schema, when the DataFrame does not come from a saved statistics file. ``on_invalid``:
     as for ``pe.prune``.
 
-    >>> import prune_engine.spark as pes                              # doctest: +SKIP
-    >>> keep = pes.prune_dataframe(spark.read.parquet("stats/"), "x > 5")   # doctest: +SKIP
-    >>> keep.where("keep").select("path").distinct()                  # doctest: +SKIP
+    Example::
+
+        import prune_engine.spark as pes
+        keep = pes.prune_dataframe(spark.read.parquet("stats/"), "x > 5")
+        keep.where("keep").select("path").distinct()
     """
     import prune_engine as pe
     from pyspark.sql.types import BooleanType, StructField, StructType

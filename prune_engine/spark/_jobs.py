@@ -14,6 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 
+from prune_engine.errors import PruneEngineError
+
+
+def require_classic(spark) -> None:
+    """A clear error for a Spark Connect session: prune_engine reads Spark's plans and file
+    listing in the driver's JVM, which only a classic session has."""
+    if getattr(spark, "_jsparkSession", None) is None:
+        raise PruneEngineError("prune_engine.spark needs a classic SparkSession (the driver's "
+                               "JVM); Spark Connect sessions are not supported")
+
 
 @contextlib.contextmanager
 def job_description(spark, text: str):

@@ -29,7 +29,6 @@ import functools
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,7 +37,7 @@ from prune_engine.expr import nodes as n
 from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._bloom import MAX_SPAN, KeyBloom, as_int64
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
-from prune_engine.spark._jobs import job_description
+from prune_engine.spark._jobs import job_description, require_classic
 from prune_engine.stats import layout
 
 #: join types whose result holds no fact row without a partner (the fact side is on the left)
@@ -111,9 +110,11 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
     container that holds no key; a container's whole range is probed, so the filter is sized
     for ``bloom_fpp`` divided by the typical container span in ``fact_stats`` (when given).
 
-    >>> import prune_engine as pe, prune_engine.spark as pes         # doctest: +SKIP
-    >>> keys = pes.keys_predicate(stores.where("region = 'north'"), [("store_id", "id")])  # doctest: +SKIP
-    >>> pe.prune(fact_stats, keys.expr)                               # doctest: +SKIP
+    Example::
+
+        import prune_engine as pe, prune_engine.spark as pes
+        keys = pes.keys_predicate(stores.where("region = 'north'"), [("store_id", "id")])
+        pe.prune(fact_stats, keys.expr)
     """
     from pyspark.sql import functions as F
 
@@ -121,6 +122,7 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
     parts: list[n.Expr] = []
     keys = JoinKeys(n.TRUE)
     spark = dim_df.sparkSession
+    require_classic(spark)
     for fact_col, dim_col in _pairs(on):
         path = tuple(fact_col.split("."))
         dim_type = _type_at(dim_df.schema, dim_col)
@@ -276,9 +278,11 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     ``return_summary``: as for :func:`~prune_engine.spark._read`; the summary's ``join_keys``
     says how each key column was tested and how long collecting the keys took.
 
-    >>> import prune_engine.spark as pes                                    # doctest: +SKIP
-    >>> sales = pes.join(spark, "sales/", stores.where("region = 'north'"),
-    ...                  on=[("store_id", "id")], fact_stats=stats)        # doctest: +SKIP
+    Example::
+
+        import prune_engine.spark as pes
+        sales = pes.join(spark, "sales/", stores.where("region = 'north'"),
+                         on=[("store_id", "id")], fact_stats=stats)
     """
     from prune_engine.spark._catalyst import predicate
     from prune_engine.spark._read import PruneSummary, load, prune_files

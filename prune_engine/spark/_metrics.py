@@ -13,10 +13,12 @@ from __future__ import annotations
 def files_scanned(df) -> int:
     """Files opened by the file scans of ``df``'s last run (run an action first).
 
-    >>> import prune_engine.spark as pes                              # doctest: +SKIP
-    >>> df = pes.read(spark, "lake/", "id = 42", stats=stats)          # doctest: +SKIP
-    >>> rows = df.collect(); pes.files_scanned(df)                     # doctest: +SKIP
-    3
+    Example::
+
+        import prune_engine.spark as pes
+        df = pes.read(spark, "lake/", "id = 42", stats=stats)
+        rows = df.collect()
+        pes.files_scanned(df)   # e.g. 3: the files kept
     """
     return sum(_scan_counts(df._jdf.queryExecution().executedPlan()))
 

@@ -45,6 +45,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.spark._files import (file_key, identities, recorded_identity,
                                        spark_file_path)
+from prune_engine.spark._jobs import require_classic
 
 log = logging.getLogger("prune_engine.spark")
 
@@ -97,9 +98,11 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
     ``(DataFrame, PruneSummary)``; the summary is also logged at INFO on
     ``prune_engine.spark``.
 
-    >>> import prune_engine.spark as pes                                # doctest: +SKIP
-    >>> df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'",
-    ...               stats=stats)                                      # doctest: +SKIP
+    Example::
+
+        import prune_engine.spark as pes
+        df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'",
+                      stats=stats)
     """
     from prune_engine.spark._catalyst import predicate
 
@@ -117,6 +120,7 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
 
 def load(spark, source, format: str = "parquet", options: dict | None = None, schema=None):
     """The source as Spark reads it (one path or a list of paths)."""
+    require_classic(spark)
     reader = spark.read.format(format)
     if options:
         reader = reader.options(**options)

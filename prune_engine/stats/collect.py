@@ -14,6 +14,10 @@ The steps, each a small function below:
 4. unify the schemas across files (a column missing in a file is unknown there; int32 -> int64
    and float -> double widen; an incompatible change is an error).
 
+:func:`collect_part` runs steps 2 and 3 on a slice of one listing where the files are read (a
+Spark executor), with the partition types of the whole listing (:func:`partition_types`), and
+:func:`merge_parts` does step 4 over the slices: together the table ``collect_stats`` makes.
+
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
 >>> root = tempfile.mkdtemp()
 >>> os.makedirs(os.path.join(root, "year=2024"))
@@ -606,7 +610,9 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
             raise StatsError(f"ngram= names {name!r}, which is not a column of the data; "
                              f"columns: {', '.join(sorted(known))}", column=name)
     table = concat_stats([p.table for p in parts])
-    if wanted and layout.NGRAM_INDEX in table.column_names:  # the requested order
+    index_type = table.schema.field(layout.NGRAM_INDEX).type \
+        if layout.NGRAM_INDEX in table.column_names else None
+    if index_type is not None and [f.name for f in index_type] != wanted:  # requested order
         index = table.column(layout.NGRAM_INDEX).combine_chunks()
         table = table.set_column(table.column_names.index(layout.NGRAM_INDEX),
                                  layout.NGRAM_INDEX, pa.StructArray.from_arrays(

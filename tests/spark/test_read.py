@@ -96,6 +96,25 @@ def test_read_equals_plain_spark_and_scans_only_kept_files(spark, lake, where):
     assert summary.files_total == plain_scanned == summary.files_read + summary.files_pruned
 
 
+@pytest.mark.parametrize("how", ["inner", "left_semi"])
+def test_join_equals_plain_spark_on_the_lake(spark, lake, how):
+    """A dimension of a few ids (and a NULL key) against the lake's ``id`` (nested columns
+    and NULLs ride along): the same rows as the plain join, only the kept files scanned."""
+    root, stats, plain_source = lake
+    dim = spark.createDataFrame([(5, "a"), (333, "b"), (634, "c"), (None, "d")],
+                                "key long, tag string")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # keep every scan in the final plan
+    try:
+        df, summary = pes.join(spark, root, dim, [("id", "key")], how, fact_stats=stats,
+                               return_summary=True)
+        rows, scanned = scanned_files(df)
+        plain_rows = plain_source.join(dim, plain_source["id"] == dim["key"], how).collect()
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    assert sorted_rows(rows) == sorted_rows(plain_rows)
+    assert scanned == summary.files_read < summary.files_total / 2
+
+
 def test_read_prunes_on_partition_and_data_columns(spark, lake):
     root, stats, _ = lake
     df, summary = pes.read(spark, root, "id < 40", stats=stats, return_summary=True)
