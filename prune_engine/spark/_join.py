@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import operator
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,16 +53,28 @@ class JoinKeys:
     """What the dimension's keys say about the fact side.
 
     ``expr``: an engine predicate over the fact columns (pass it to ``pe.prune``,
-    ``pe.explain``, :func:`prune_dataframe`); ``blooms``: per fact column path, the Bloom
-    filter of keys too many for ``expr``'s ``IN``; ``info``: per fact column, how its keys
-    are tested (``{"test": "in", "keys": 412}``, ``{"test": "range+bloom", ...}``, or
-    ``{"test": "none", "why": ...}``); ``seconds``: time spent collecting the keys.
+    ``pe.explain``, :func:`prune_dataframe`), the AND of ``tests`` (one per fact column);
+    ``blooms``: per fact column path, the Bloom filter of keys too many for an ``IN``;
+    ``info``: per fact column, how its keys are tested (``{"test": "in", "keys": 412}``,
+    ``{"test": "range+bloom", ...}``, or ``{"test": "none", "why": ...}``); ``seconds``: time
+    spent collecting the keys.
     """
 
-    expr: n.Expr
+    tests: dict[str, n.Expr] = field(default_factory=dict)
     blooms: dict[tuple[str, ...], KeyBloom] = field(default_factory=dict)
     info: dict[str, dict] = field(default_factory=dict)
     seconds: float = 0.0
+
+    @property
+    def expr(self) -> n.Expr:
+        parts = tuple(self.tests.values())
+        return parts[0] if len(parts) == 1 else (n.And(parts) if parts else n.TRUE)
+
+    def drop(self, fact_col: str, why: str) -> None:
+        """Do not prune on ``fact_col`` (``why`` goes to ``info``)."""
+        self.tests.pop(fact_col, None)
+        self.blooms.pop(tuple(fact_col.split(".")), None)
+        self.info[fact_col] = {"test": "none", "why": why}
 
     def bloom_keep(self, stats) -> np.ndarray | None:
         """Per container of ``stats``: may a Bloom-filtered key lie in its range (None when
@@ -116,11 +129,8 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
         keys = pes.keys_predicate(stores.where("region = 'north'"), [("store_id", "id")])
         pe.prune(fact_stats, keys.expr)
     """
-    from pyspark.sql import functions as F
-
     started = time.perf_counter()
-    parts: list[n.Expr] = []
-    keys = JoinKeys(n.TRUE)
+    keys = JoinKeys()
     spark = dim_df.sparkSession
     require_classic(spark)
     for fact_col, dim_col in _pairs(on):
@@ -129,22 +139,21 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
         why = _why_not(_type_at(fact_schema, fact_col), dim_type) if fact_schema is not None \
             else (None if dim_type is not None else f"{dim_col!r} is not a column of dim_df")
         if why:
-            keys.info[fact_col] = {"test": "none", "why": why}
+            keys.drop(fact_col, why)
             continue
         column = n.Column(path)
         with job_description(spark, f"prune_engine: join keys of {dim_col} for {fact_col}"):
             values = _distinct_keys(dim_df, dim_col, max_keys)
         if len(values) <= max_keys:
-            parts.append(n.InList(column, _literals(values)))
+            keys.tests[fact_col] = n.InList(column, _literals(values))
             keys.info[fact_col] = {"test": "in", "keys": len(values)}
             continue
-        parts.append(_range(dim_df, dim_col, column, keys, fact_col))
+        keys.tests[fact_col] = _range(dim_df, dim_col, column, keys, fact_col)
         if spark_type_name(dim_type) in _BLOOM_TYPES:
             count = keys.info[fact_col]["approx_keys"]
             span = _typical_span(fact_stats, path) if fact_stats is not None else 1
             keys.blooms[path] = _build_bloom(dim_df, dim_col, count, bloom_fpp / span)
             keys.info[fact_col]["test"] = "range+bloom"
-    keys.expr = parts[0] if len(parts) == 1 else (n.And(tuple(parts)) if parts else n.TRUE)
     keys.seconds = time.perf_counter() - started
     return keys
 
@@ -292,16 +301,21 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
         raise ValueError(f"unknown join type {how!r}; Spark's join types: "
                          f"{', '.join(sorted(JOIN_TYPES))}")
     pairs = _pairs(on)
-    fact = load(spark, fact_source, format, options, schema)
     summary = PruneSummary()
-    if kind in PRUNABLE:
+    if kind not in PRUNABLE:
+        fact = load(spark, fact_source, format, options, schema)
+    else:
         if fact_stats is None:
             from prune_engine.spark._collect import collect_stats
 
             fact_stats = collect_stats(spark, fact_source, granularity="file")
-        usable = _usable_pairs(fact, fact_stats, pairs, summary)
-        keys = keys_predicate(dim_df, usable, fact_schema=fact.schema, fact_stats=fact_stats,
-                              max_keys=max_keys, bloom_fpp=bloom_fpp)
+        # Spark lists the fact source (a driver-side wait) while the keys are collected
+        with ThreadPoolExecutor(1) as pool:
+            loading = pool.submit(load, spark, fact_source, format, options, schema)
+            keys = keys_predicate(dim_df, pairs, fact_stats=fact_stats, max_keys=max_keys,
+                                  bloom_fpp=bloom_fpp)
+            fact = loading.result()
+        _keep_usable(keys, fact, fact_stats, dim_df, pairs)
         summary.join_keys.update(keys.info)
         summary.join_keys["seconds"] = keys.seconds
         started = time.perf_counter()
@@ -318,23 +332,22 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     return (result, summary) if return_summary else result
 
 
-def _usable_pairs(fact, stats, pairs, summary) -> list[tuple[str, str]]:
-    """The pairs whose fact column the statistics describe as Spark reads it."""
+def _keep_usable(keys: JoinKeys, fact, stats, dim_df, pairs) -> None:
+    """Drop the key tests Spark's join does not compare by value, or whose fact column the
+    statistics do not describe as Spark reads it."""
     from prune_engine.spark._catalyst import partition_names
     from prune_engine.spark._read import file_relation
 
     columns = StatsColumns(stats)
     partitions = partition_names(file_relation(fact))
-    usable = []
     for fact_col, dim_col in pairs:
         path = tuple(fact_col.split("."))
         leaf = columns.leaf(path)
         spark_type = _type_at(fact.schema, fact_col)
-        if leaf is None or leaf.element or not compatible(spark_type, leaf.type) or (
-                len(path) == 1 and path[0] in partitions
-                and not columns.partition_exact(leaf.path[0])):
-            summary.join_keys[fact_col] = {"test": "none", "why": "the statistics do not "
-                                           "describe this column as Spark reads it"}
-            continue
-        usable.append((fact_col, dim_col))
-    return usable
+        why = _why_not(spark_type, _type_at(dim_df.schema, dim_col))
+        if why is None and (leaf is None or leaf.element or not compatible(spark_type, leaf.type)
+                            or (len(path) == 1 and path[0] in partitions
+                                and not columns.partition_exact(leaf.path[0]))):
+            why = "the statistics do not describe this column as Spark reads it"
+        if why:
+            keys.drop(fact_col, why)
