@@ -13,6 +13,7 @@ $(VENV)/.installed: pyproject.toml
 
 demo: $(VENV)/.installed
 	$(PY) -m prune_engine.cli demo
+	$(PY) -m prune_engine.cli spark-demo
 
 # the whole suite, including the seeded soundness sweeps and the notebooks (what CI runs)
 test: $(VENV)/.installed

@@ -1,4 +1,5 @@
-"""Turn a pytest-benchmark JSON of ``bench/test_bench_prune.py`` into Markdown tables.
+"""Turn a pytest-benchmark JSON of ``bench/test_bench_prune.py`` (or ``test_bench_spark.py``) into
+Markdown tables.
 
     python bench/report.py bench.json [more.json ...] [--stat median|min|mean]
 
@@ -9,7 +10,9 @@ Prints, per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``)
 peer, each with its ratio to the numpy floor; the geometric mean of those ratios over the
 predicates at each size; the issue #2 targets checked against this run; the first-call costs
 (fresh process, numba cache cold and warm) and the warm ``pe.compile`` times; for
-``bench/test_bench_scan.py``, the scan time and bytes read of each engine.
+``bench/test_bench_scan.py``, the scan time and bytes read of each engine. For the Spark
+suite: each scenario's time against plain Spark, files scanned, the driver time spent pruning,
+the executors' first-call costs, and the issue #9 targets.
 
 >>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
 ...            Result("1k", "eq_int", "prune", 4e-6, 10, 1000)]
@@ -36,6 +39,8 @@ WARM_1K_TARGET_S = 100e-6
 STRING_FLOOR_TARGET = 2.0
 IN3_VS_EQ_TARGET = 2.0
 IN3_VS_EQ = {"in3_int": "eq_int", "in3_url": "eq_url"}
+#: issue #9 target: prune_engine on Spark at least this much faster end to end than plain Spark
+SPARK_SPEEDUP_TARGET = 3.0
 
 
 @dataclass(frozen=True)
@@ -264,6 +269,52 @@ def scan_table(others: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def spark_table(others: list[dict]) -> str:
+    """bench/test_bench_spark.py: per scenario, each side's time, files scanned and the
+    driver time prune_engine spent; the speed-up over plain Spark."""
+    rows = [o for o in others if o["group"] in ("spark filter", "spark join", "spark collect")]
+    if not rows:
+        return ""
+    lines = ["| scenario | engine | time | vs plain | files scanned | pruning (driver) |",
+             "|---|---|---:|---:|---:|---:|"]
+    for group in ("spark filter", "spark join", "spark collect"):
+        cell = {o["engine"]: o for o in rows if o["group"] == group}
+        base = cell.get("plain") or cell.get("pe.collect_stats")
+        for engine, o in cell.items():
+            ratio = f"{base['seconds'] / o['seconds']:.1f}×" if base and o is not base else "—"
+            scanned = f"{o['files_scanned']:,}" if "files_scanned" in o else "—"
+            if "kept" in o:
+                scanned += f" (kept {o['kept']:,})"
+            prune = fmt_time(o["prune_s"]) if "prune_s" in o else "—"
+            if "keys_s" in o:
+                prune += f" + keys {fmt_time(o['keys_s'])}"
+            lines.append(f"| {group} | {engine} | {fmt_time(o['seconds'])} | {ratio} | "
+                         f"{scanned} | {prune} |")
+    first = [o for o in others if o["group"] == "spark first call"]
+    if first:
+        lines += ["", "| executors' numba cache | Python workers' first job | first prune job | "
+                  "second prune job |", "|---|---:|---:|---:|"]
+        for o in sorted(first, key=lambda o: o["engine"]):
+            lines.append(f"| {o['engine']} | {fmt_time(o['python_job_s'])} | "
+                         f"{fmt_time(o['first_job_s'])} | {fmt_time(o['second_job_s'])} |")
+    return "\n".join(lines)
+
+
+def spark_target_lines(others: list[dict]) -> list[str]:
+    """Issue #9: >= 3x end to end on both queries, files scanned equal to the kept count."""
+    out = []
+    for group in ("spark filter", "spark join"):
+        cell = {o["engine"]: o for o in others if o["group"] == group}
+        if "plain" in cell and "prune_engine" in cell:
+            ours, plain = cell["prune_engine"], cell["plain"]
+            speedup = plain["seconds"] / ours["seconds"]
+            ok = speedup >= SPARK_SPEEDUP_TARGET and ours["files_scanned"] == ours["kept"]
+            out.append(f"- {group}: {speedup:.1f}× plain Spark (target {SPARK_SPEEDUP_TARGET:g}×), "
+                       f"{ours['files_scanned']:,} files scanned, {ours['kept']:,} kept — "
+                       f"{'PASS' if ok else 'MISS'}")
+    return out
+
+
 def not_run_note(results: list[Result]) -> str:
     from peers import MAX_CONTAINERS
 
@@ -289,11 +340,17 @@ def merge(runs: list[dict]) -> dict:
 def report(data: dict, stat: str = "median") -> str:
     """The whole Markdown report of one benchmark JSON."""
     results, others = load_results(data, stat)
-    parts = [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)", ratio_table(results),
-             not_run_note(results),
-             "## Geometric mean of the ratio to the floor, over predicates", geomean_table(results),
-             "## Targets (issue #2)", "\n".join(target_lines(results)),
-             "## Targets (issue #10)", "\n".join(string_target_lines(results))] if results else []
+    parts = []
+    if results:
+        parts += [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)",
+                  ratio_table(results), not_run_note(results),
+                  "## Geometric mean of the ratio to the floor, over predicates",
+                  geomean_table(results), "## Targets (issue #2)",
+                  "\n".join(target_lines(results)),
+                  "## Targets (issue #10)", "\n".join(string_target_lines(results))]
+    if spark_table(others):
+        parts += [f"## prune_engine on Spark, end to end ({stat})", spark_table(others),
+                  "## Targets (issue #9)", "\n".join(spark_target_lines(others))]
     if first_call_table(others):
         parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
     if compile_table(others):

@@ -1,15 +1,21 @@
-"""Command line: ``prune-engine demo`` (also ``python -m prune_engine.cli demo``).
+"""Command line: ``prune-engine demo`` and ``prune-engine spark-demo`` (also
+``python -m prune_engine.cli ...``).
 
 The demo writes a small generated lake (Hive-partitioned Parquet files of web-shop events,
 with a nested ``client`` struct and a list of ``items``), collects its statistics, runs a few
 queries, and reports per query how many row groups were pruned and why; then it reads the
 result with ``pe.scan`` (only the kept row groups, only the nested leaves it selects) and checks
 that it holds exactly the rows DuckDB finds in a full scan.
+
+The Spark demo runs one pipeline on the same generated lake in a local Spark session: the
+statistics collected by a Spark job, a pruned read and a pruned join, each with the files
+Spark scanned with and without prune_engine and a check that the rows are the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
@@ -89,13 +95,24 @@ def make_lake(root: Path, days: int = 20, files_per_day: int = 2, rows_per_file:
     return written
 
 
+@contextlib.contextmanager
+def _lake_dir(root: Path | None):
+    """``root``, or a temporary directory removed afterwards."""
+    if root is not None:
+        yield root
+        return
+    with tempfile.TemporaryDirectory(prefix="prune_engine_demo_") as tmp:
+        yield Path(tmp)
+
+
 def run_demo(root: Path | None = None, out=sys.stdout) -> None:
+    with _lake_dir(root) as lake:
+        _run_demo(lake, out)
+
+
+def _run_demo(root: Path, out) -> None:
     import prune_engine as pe
 
-    tmp = None
-    if root is None:
-        tmp = tempfile.TemporaryDirectory(prefix="prune_engine_demo_")
-        root = Path(tmp.name)
     write = lambda s="": print(s, file=out)  # noqa: E731
     t0 = time.perf_counter()
     files = make_lake(root)
@@ -136,8 +153,77 @@ def run_demo(root: Path | None = None, out=sys.stdout) -> None:
         write("")
         if full != result.num_rows:
             raise SystemExit("the demo found a wrong prune")
-    if tmp is not None:
-        tmp.cleanup()
+
+
+SPARK_READ = ("ts >= timestamp'2024-03-20 06:00:00' AND ts < timestamp'2024-03-20 09:00:00' "
+              "AND country = 'IS'")
+#: users of one campaign: their ids cluster in a few files (see ``make_lake``)
+SPARK_CAMPAIGN = [1_000, 1_001, 60_250, 60_251, 91_000]
+
+
+def run_spark_demo(root: Path | None = None, out=sys.stdout) -> None:
+    """The Spark pipeline on the generated lake (see the module doc)."""
+    with _lake_dir(root) as lake:
+        _run_spark_demo(lake, out)
+
+
+def _run_spark_demo(root: Path, out) -> None:
+    import os
+
+    from pyspark.sql import SparkSession
+
+    import prune_engine.spark as pes
+
+    write = lambda s="": print(s, file=out)  # noqa: E731
+    make_lake(root)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers: this Python
+    t0 = time.perf_counter()
+    spark = (SparkSession.builder.master("local[2]").appName("prune_engine-demo")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    write(f"local Spark {spark.version} session ({time.perf_counter() - t0:.1f} s)")
+    try:
+        t0 = time.perf_counter()
+        stats = pes.collect_stats(spark, str(root), granularity="file", ngram=["url"])
+        write(f"statistics of {stats.num_rows} files, footers and n-gram index read by Spark's "
+              f"executors, in {time.perf_counter() - t0:.1f} s")
+        write("")
+        plain = spark.read.parquet(str(root)).where(SPARK_READ)
+        pruned, summary = pes.read(spark, str(root), SPARK_READ, stats=stats, return_summary=True)
+        _spark_step(write, f"read: {SPARK_READ}", plain, pruned, summary)
+        campaign = spark.createDataFrame([(u, "spring") for u in SPARK_CAMPAIGN],
+                                         "user_id long, campaign string")
+        events = spark.read.parquet(str(root))
+        plain = events.join(campaign, events["user_id"] == campaign["user_id"])
+        pruned, summary = pes.join(spark, str(root), campaign, on=[("user_id", "user_id")],
+                                   fact_stats=stats, return_summary=True)
+        _spark_step(write, f"join: events with the {len(SPARK_CAMPAIGN)} users of a campaign "
+                           "(user_id is no partition column)", plain, pruned, summary)
+    finally:
+        spark.stop()
+
+
+def _spark_step(write, title: str, plain, pruned, summary) -> None:
+    import prune_engine.spark as pes
+
+    t0 = time.perf_counter()
+    plain_rows = plain.collect()
+    plain_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rows = pruned.collect()
+    pruned_s = time.perf_counter() - t0
+    same = sorted(map(repr, rows)) == sorted(map(repr, plain_rows))
+    write(title)
+    write(f"  plain Spark:       {pes.files_scanned(plain):4d} files scanned, "
+          f"{len(plain_rows)} rows, {plain_s:.2f} s")
+    write(f"  with prune_engine: {pes.files_scanned(pruned):4d} files scanned, {len(rows)} rows, "
+          f"{pruned_s:.2f} s (+ {summary.prune_seconds * 1e3:.0f} ms pruning on the driver)")
+    write(f"  {'same rows as plain Spark' if same else 'MISMATCH: rows differ'}")
+    write("")
+    if not same:
+        raise SystemExit("the Spark demo found a wrong prune")
 
 
 def _matching_rows(stats, query: str) -> int:
@@ -166,9 +252,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="generate a lake, collect statistics, prune a few queries")
     demo.add_argument("--dir", type=Path, default=None, help="write the lake here (default: a temp dir)")
+    spark = sub.add_parser("spark-demo", help="the same lake in local Spark: statistics job, "
+                                              "pruned read and join (needs Java 17, pyspark)")
+    spark.add_argument("--dir", type=Path, default=None,
+                       help="write the lake here (default: a temp dir)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo(args.dir)
+    elif args.command == "spark-demo":
+        run_spark_demo(args.dir)
     return 0
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import decimal
 import math
+from fractions import Fraction
 
+import numpy as np
 import pyarrow as pa
 
 from prune_engine.compile.bind import ColumnInfo, StatsSchema
@@ -231,11 +233,16 @@ class Lowering:
         if type(da) is not type(db):
             numeric = (IntDomain, FloatDomain)
             if isinstance(da, numeric) and isinstance(db, numeric):
-                # ints meet floats in double precision: rounding may tie a strict inequality
+                # ints meet floats in the float's precision (DuckDB and Spark compare INT with
+                # FLOAT as FLOAT) or in double: the int bounds rounded to the float's type bound
+                # both, and rounding may tie a strict inequality
                 if op == "!=":
                     return self._both_present(a, b, sql)
                 op = {"<": "<=", ">": ">="}.get(op, op)
-                return c.CmpCols(a, op, b, da if isinstance(da, FloatDomain) else db, sql=sql)
+                fd = da if isinstance(da, FloatDomain) else db
+                a, b = (x if isinstance(x.domain, FloatDomain) else
+                        CastOperand(x, fd, "int_to_float", x.sql()) for x in (a, b))
+                return c.CmpCols(a, op, b, fd, sql=sql)
             if isinstance(da, numeric + (DecimalDomain,)) and isinstance(db, numeric + (DecimalDomain,)):
                 return self._both_present(a, b, sql)  # decimal against int/float: not modelled
             raise TypeMismatchError(f"cannot compare {a.column.type} with {b.column.type} in {sql}")
@@ -300,9 +307,12 @@ class Lowering:
             return c.Const(True, sql=sql)
         d = op.domain
         values = list(e.values)
-        if any(isinstance(v.value, float) for v in values):
-            # a DOUBLE among the items makes engines compare every item as DOUBLE (text too)
-            values = [_as_double(v) for v in values]
+        floats = [v for v in values if isinstance(v.value, float)]
+        if floats:
+            # a DOUBLE among the items makes engines compare every item (text too) as DOUBLE; FLOAT
+            # items only, as FLOAT
+            single = all(v.type is not None and pa.types.is_float32(v.type) for v in floats)
+            values = [_as_float(v, pa.float32() if single else None) for v in values]
         if e.negated:
             if any(v.value is None for v in values):
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
@@ -393,19 +403,31 @@ def coerce_literal(d, lit: n.Literal):
     co = d.coerce(lit.value)
     if co.kind == "between" and lit.type is None and isinstance(lit.value, str):
         return Coerced("fuzzy", co.lo, co.hi)
+    if (lit.type is not None and pa.types.is_float32(lit.type) and co.kind in ("exact", "between", "fuzzy")
+            and (isinstance(d, DecimalDomain) or (isinstance(d, IntDomain) and abs(lit.value) >= 2**24))):
+        # INT against FLOAT compares as FLOAT (exact below 2**24): a value within a float32 step
+        # of the literal may be equal
+        step = Fraction(float(np.spacing(np.float32(abs(lit.value)))))
+        per = 10 ** getattr(d, "scale", 0)
+        return Coerced("fuzzy", math.floor((Fraction(lit.value) - step) * per),
+                       math.ceil((Fraction(lit.value) + step) * per))
     return co
 
 
-def _as_double(lit: n.Literal) -> n.Literal:
-    """A number, or text that reads as one, as the DOUBLE engines cast it to (else unchanged)."""
-    if _numeric(lit.value):
-        return n.Literal(float(lit.value))
-    if isinstance(lit.value, str):
-        try:
-            return n.Literal(float(lit.value.strip()))
-        except ValueError:
-            pass
-    return lit
+def _as_float(lit: n.Literal, to: pa.DataType | None) -> n.Literal:
+    """A number, or text that reads as one, as the DOUBLE (``to`` None) or FLOAT engines cast
+    it to (anything else unchanged)."""
+    v = lit.value
+    if isinstance(v, bool) or not isinstance(v, (str, int, float, decimal.Decimal)):
+        return lit
+    try:
+        x = float(v.strip() if isinstance(v, str) else v)
+    except ValueError:
+        return lit
+    if to is not None:
+        with np.errstate(over="ignore"):
+            x = float(np.float32(x))
+    return n.Literal(x, to)
 
 
 def _numeric(v) -> bool:

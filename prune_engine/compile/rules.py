@@ -77,10 +77,11 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
 
     Numbers cast to a decimal round half away from zero to its scale (DuckDB, Spark and
     PostgreSQL agree); to an integer they must be whole; a timestamp must fall on its type's
-    unit (and a date not within a microsecond of midnight, which rounding crosses). A fraction cast to an integer (DuckDB
-    rounds, Spark truncates), a value beyond the target type (an error, NULL or a wrap), and a
-    double cast to a decimal scale it does not fall on (engines round the binary value
-    differently) give None. Text that is no value of ``to`` is a type error.
+    unit, and a date not within a microsecond of midnight (which rounding crosses). A fraction
+    cast to an integer (DuckDB rounds, Spark truncates), a value beyond the target type (an
+    error, NULL or a wrap), and a double cast to a decimal scale it does not fall on (engines
+    round the binary value differently) give None. Text that is no value of ``to`` is a type
+    error.
 
     >>> cast_literal(n.Literal(decimal.Decimal("1.005")), pa.decimal128(6, 2)).value
     Decimal('1.01')

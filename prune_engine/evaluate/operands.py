@@ -14,7 +14,8 @@ overflows anywhere, and every engine computes the exact value. Otherwise both bo
 unknown (a wrapped value may lie anywhere) and the container is kept. Narrowing integer casts
 follow the same rule. A cast that changes the time zone reading (a zoned timestamp to a date,
 a zone-less one to a zoned one) shifts instants by the session's offset, so its bounds widen
-by a day.
+by a day. A temporal bound at the end of its storage range (``±(2**63 - 1)``, or
+``±(2**31 - 1)`` days) is DuckDB's ``±infinity``, which stays infinite through a cast: unknown.
 """
 
 from __future__ import annotations
@@ -178,6 +179,9 @@ class CastOperand(_Derived):
             return (np.where(ok, lo, 0).astype(self.domain.dtype), ok,
                     np.where(ok, hi, 0).astype(self.domain.dtype), ok)
         src, dst = self.base.domain.unit_ns, self.domain.unit_ns
+        # DuckDB reads the ends of the storage range as -infinity / infinity, which a cast keeps
+        infinity = self.base.domain.limits[1]
+        lov, hiv = both(lov, lo > -infinity), both(hiv, hi < infinity)
         if src >= dst:  # to a finer unit: exact multiplication, unless it overflows
             factor = src // dst
             limit = (2**63 - 1) // factor

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from prune_engine.expr import nodes as n
+from prune_engine.expr.from_arrow import scalar_literal
 
 
 def _node(value: Any) -> n.Expr:
@@ -26,7 +27,7 @@ def _node(value: Any) -> n.Expr:
     if isinstance(value, n.Expr):
         return value
     if isinstance(value, pa.Scalar):
-        return n.Literal(value.as_py(), value.type)
+        return scalar_literal(value)
     return n.Literal(value)
 
 

@@ -178,7 +178,7 @@ class _Reader:
                 name, args, options = frames.pop()
                 result = _call(name, args, options)
             elif key == "literal":
-                result = (_literal(self.scalar(value)), True)
+                result = (scalar_literal(self.scalar(value)), True)
             elif key == "field_ref":
                 result = (n.Column((value,)), True)
             elif key == "nested_field_ref":
@@ -216,26 +216,35 @@ def _options(scalar: pa.Scalar) -> dict:
 # literals
 
 
-def _literal(scalar: pa.Scalar) -> n.Expr:
+def scalar_literal(scalar: pa.Scalar) -> n.Expr:
     """An exact literal of ``scalar``, with its Arrow type."""
     t = scalar.type
     if pa.types.is_dictionary(t):
-        return _literal(scalar.value) if scalar.is_valid else n.Literal(None, t.value_type)
+        return scalar_literal(scalar.value) if scalar.is_valid else n.Literal(None, t.value_type)
     if not scalar.is_valid:
         return n.Literal(None, t)
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        # as_py drops the nanoseconds (or, with pandas installed, gives a pandas Timestamp)
+        if scalar.value % 1000:
+            return _nanosecond_literal(scalar)
+        return n.Literal(scalar.cast(pa.timestamp("us", t.tz)).as_py(), t)
     try:
         return n.Literal(scalar.as_py(), t)
     except (ValueError, OverflowError):
-        pass
-    if pa.types.is_timestamp(t) and t.unit == "ns":
-        seconds, nanos = divmod(scalar.value, 10**9)
-        try:
-            wall = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
-        except OverflowError:
-            return n.Func("literal", ())
-        text = f"{wall.isoformat(sep=' ')}.{nanos:09d}" + ("+00:00" if t.tz else "")
-        return n.Cast(n.Literal(text), t)
-    return n.Func("literal", ())
+        return n.Func("literal", ())
+
+
+def _nanosecond_literal(scalar: pa.Scalar) -> n.Expr:
+    """A nanosecond timestamp as the typed text literal the SQL front end gives (UTC wall time
+    for a zoned type), exact to the nanosecond."""
+    t = scalar.type
+    seconds, nanos = divmod(scalar.value, 10**9)
+    try:
+        wall = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return n.Func("literal", ())
+    text = f"{wall.isoformat(sep=' ')}.{nanos:09d}" + ("+00:00" if t.tz else "")
+    return n.Cast(n.Literal(text), t)
 
 
 def _is_nan(e: n.Expr) -> bool:
@@ -328,7 +337,7 @@ def _compare(op: str, a: n.Expr, b: n.Expr) -> tuple[n.Expr, bool]:
 def _is_in(x: n.Expr, options: dict) -> n.Expr:
     """pyarrow's ``is_in`` with its null-matching behaviour, as SQL ``IN`` plus NULL tests."""
     value_set = options["value_set"]
-    items = [_literal(v) for v in value_set] if value_set is not None else []
+    items = [scalar_literal(v) for v in value_set] if value_set is not None else []
     if "null_matching_behavior" in options:
         behavior = options["null_matching_behavior"]
     else:  # pyarrow before 15: skip_nulls

@@ -313,9 +313,11 @@ class _Converter:
             return self.generic(node)
         x = self.convert(node.this)
         low, high = self.convert(node.args["low"]), self.convert(node.args["high"])
-        if _is_double(low) or _is_double(high):
-            # one DOUBLE bound makes engines compare all three as DOUBLE
-            low, high = _as_double(low), _as_double(high)
+        kinds = {_float_kind(low), _float_kind(high)} - {None}
+        if kinds:
+            # one DOUBLE bound makes engines compare all three as DOUBLE; FLOAT bounds, as FLOAT
+            to = pa.float32() if kinds == {"float"} else pa.float64()
+            low, high = _as_float(low, to), _as_float(high, to)
         return n.And((n.Compare(">=", x, low), n.Compare("<=", x, high)))
 
     def in_(self, node: exp.In) -> n.Expr:
@@ -510,15 +512,18 @@ def _decimal_type(params: list, dialect: sqlglot.Dialect) -> pa.DataType | None:
     return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
 
 
-def _is_double(e: n.Expr) -> bool:
-    """A float literal, or a literal cast to a floating type."""
+def _float_kind(e: n.Expr) -> str | None:
+    """``"double"`` for a float literal or a literal cast to DOUBLE, ``"float"`` for one cast to
+    FLOAT, else None."""
     if isinstance(e, n.Literal):
-        return isinstance(e.value, float)
-    return isinstance(e, n.Cast) and isinstance(e.arg, n.Literal) and pa.types.is_floating(e.to)
+        return "double" if isinstance(e.value, float) else None
+    if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal) and pa.types.is_floating(e.to):
+        return "float" if pa.types.is_float32(e.to) else "double"
+    return None
 
 
-def _as_double(e: n.Expr) -> n.Expr:
-    """An exact numeric literal as a float literal (others unchanged)."""
+def _as_float(e: n.Expr, to: pa.DataType) -> n.Expr:
+    """An exact numeric literal cast to the float type ``to`` (others unchanged)."""
     if isinstance(e, n.Literal) and isinstance(e.value, (int, decimal.Decimal)) and not isinstance(e.value, bool):
-        return n.Literal(float(e.value))
+        return n.Literal(float(e.value)) if pa.types.is_float64(to) else n.Cast(e, to)
     return e

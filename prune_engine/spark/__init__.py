@@ -1,0 +1,78 @@
+"""prune_engine on Spark: statistics jobs in, keep-masks out as file filtering and join pruning.
+
+The contract:
+
+- **What is read.** Statistics come from Parquet footers read by the executors
+  (:func:`collect_stats`, the same table as ``pe.collect_stats``), from an exact aggregation
+  of any file-based DataFrame (:func:`stats_from_dataframe`), or from any statistics table.
+  A ``where`` is Spark SQL text or a pyspark ``Column``, read by Spark's own parser and
+  analyzer in the session's settings (time zone, ANSI mode), then mapped construct by
+  construct onto the engine (:mod:`prune_engine.spark._catalyst`); what the engine would
+  read differently from Spark is "unknown" and keeps.
+- **What is kept, and why.** A file is skipped only when the statistics prove that no row of
+  it matches (every container pruned by ``pe.prune``), the file is still there, and its size
+  and modification time are those recorded. Files the statistics do not know, and files that
+  changed, are read (the latter with a warning); a file the statistics name that is gone is
+  an error, or skipped with a warning (``missing="skip"``).
+- **What it equals.** :func:`read` equals ``spark.read.format(...).load(source).where(where)``
+  and :func:`join` equals the plain Spark join over the whole fact source, row for row: the
+  skipped files are excluded by a filter Spark applies while listing (they never reach a
+  task), and the ``where`` and the join run as ordinary Spark operations on the rest.
+  :func:`prune_dataframe` equals ``pe.prune`` per container, computed by the executors.
+
+Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read` and
+:func:`join` log a :class:`PruneSummary` (files before and after, bytes skipped, driver time
+spent pruning) on the ``prune_engine.spark`` logger and return it with
+``return_summary=True``; :func:`files_scanned` reads how many files Spark's scans opened in a
+DataFrame's last run.
+
+pyspark (the ``spark`` extra) is imported only when a function here runs, so importing this
+module is cheap::
+
+    import prune_engine.spark as pes
+
+    stats = pes.collect_stats(spark, "lake/", granularity="file")
+    df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'", stats=stats)
+    sales = pes.join(spark, "sales/", stores.where("region = 'north'"),
+                     on=[("store_id", "id")], fact_stats=stats)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = [
+    # statistics
+    "collect_stats", "stats_from_dataframe",
+    # pruned reads and joins
+    "read", "join", "keys_predicate", "PruneSummary", "JoinKeys",
+    # statistics too large for the driver
+    "prune_dataframe",
+    # what Spark did
+    "files_scanned",
+]
+
+_LAZY = {
+    "collect_stats": "prune_engine.spark._collect",
+    "stats_from_dataframe": "prune_engine.spark._aggregate",
+    "read": "prune_engine.spark._read",
+    "PruneSummary": "prune_engine.spark._read",
+    "join": "prune_engine.spark._join",
+    "keys_predicate": "prune_engine.spark._join",
+    "JoinKeys": "prune_engine.spark._join",
+    "prune_dataframe": "prune_engine.spark._frame",
+    "files_scanned": "prune_engine.spark._metrics",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prune_engine.spark' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

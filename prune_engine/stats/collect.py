@@ -14,6 +14,10 @@ The steps, each a small function below:
 4. unify the schemas across files (a column missing in a file is unknown there; int32 -> int64
    and float -> double widen; an incompatible change is an error).
 
+:func:`collect_part` runs steps 2 and 3 on a slice of one listing where the files are read (a
+Spark executor), with the partition types of the whole listing (:func:`partition_types`), and
+:func:`merge_parts` does step 4 over the slices: together the table ``collect_stats`` makes.
+
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
 >>> root = tempfile.mkdtemp()
 >>> os.makedirs(os.path.join(root, "year=2024"))
@@ -209,7 +213,11 @@ def _partition_arrays(files: list[SourceFile], typed: pa.Schema | None) -> dict[
     for key in keys:
         raw = [f.partitions.get(key) for f in files]
         if typed is not None and key in typed.names:
-            out[key] = pa.array(raw, typed.field(key).type)
+            typ = typed.field(key).type
+            if all(v is None or isinstance(v, str) for v in raw):  # raw folder names
+                out[key] = pa.array(raw, pa.string()).cast(typ)
+            else:
+                out[key] = pa.array(raw, typ)
             continue
         typ = _infer_partition_type(raw)
         strings = pa.array(raw, pa.string())
@@ -481,7 +489,12 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
 
 
 def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int,
-             ngram_case_insensitive: bool, on_error: str, progress, threads) -> StatsTable:
+             ngram_case_insensitive: bool, on_error: str, progress, threads, *,
+             part: bool = False) -> StatsTable:
+    """The statistics of the listed files. ``part=True``: the files are a slice of a larger
+    listing (:func:`collect_part`), so ``columns`` and ``ngram`` names missing here are not
+    errors (:func:`merge_parts` checks them over all slices); what this slice knows is kept
+    in ``metadata["part"]``."""
     if granularity not in GRANULARITIES:
         raise StatsError(f"granularity must be one of {GRANULARITIES}, not {granularity!r}")
     if on_error not in ("raise", "skip"):
@@ -501,7 +514,8 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
     known = {k: np.array([k in f.partitions for f in files], bool) for k in parts}
     if selected is not None:
         # validated against every file's full column list: a name no file has is an error
-        _check_columns(selected, list(footers.values()), parts)
+        if not part:
+            _check_columns(selected, list(footers.values()), parts)
         parts = {k: v for k, v in parts.items()
                  if any(c == k for c in selected)} if parts else parts
         known = {k: known[k] for k in parts}
@@ -527,10 +541,14 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
         if name not in table.column_names:  # every file skipped: nothing known
             table = table.append_column(name, pa.nulls(table.num_rows, pa.struct([])))
     names = []
+    requested = [] if ngram is None else ([ngram] if isinstance(ngram, str) else list(ngram))
     if ngram is not None:
         schemas = [f.plan.schema for f in footers.values()]
-        names = ngram_columns(ngram, pa.unify_schemas(schemas, promote_options="permissive")
-                              if schemas else pa.schema([]))
+        unified = pa.unify_schemas(schemas, promote_options="permissive") if schemas \
+            else pa.schema([])
+        if part:  # the names this slice has; merge_parts checks the others exist somewhere
+            ngram = [n for n in requested if n in unified.names]
+        names = ngram_columns(ngram, unified)
     if names:
         table = table.append_column(layout.NGRAM_INDEX, _ngram_index(
             table, names, {f.path: f for f in files}, listing.filesystem, gram_size,
@@ -542,6 +560,70 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
                     "ngram": names or None, "gram_size": gram_size,
                     "ngram_case_insensitive": ngram_case_insensitive},
     }
+    if part:
+        known = set(listing.typed.names if listing.typed is not None else ())
+        for f in footers.values():
+            known.update(f.plan.known)
+        metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested}
+    return StatsTable(table, metadata)
+
+
+# ------------------------------------------------------------------------------ in slices
+
+
+def partition_types(files: Sequence[SourceFile], typed: pa.Schema | None = None) -> pa.Schema:
+    """The type of each partition key over all ``files`` (as one ``collect_stats`` infers
+    it), so that slices of the listing collected apart type their partitions alike."""
+    return pa.schema([(k, v.type) for k, v in _partition_arrays(list(files), typed).items()])
+
+
+def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
+                 granularity: str = "row_group", columns: Sequence[str] | None = None, *,
+                 ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
+                 on_error: str = "raise", threads: int | None = 1) -> StatsTable:
+    """The statistics of a slice of a listing (:func:`list_source`), with the partition types
+    of the whole listing (:func:`partition_types`); :func:`merge_parts` joins the slices into
+    the table ``collect_stats`` makes of the whole listing. Runs where the files are read
+    (e.g. in Spark executors)."""
+    listing = _Listing(list(files), None, partition_schema)
+    return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
+                    on_error, False, threads, part=True)
+
+
+def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
+    """The statistics of a whole listing from its slices (:func:`collect_part`, in listing
+    order): rows and metadata concatenated, schemas unified, and the ``columns`` / ``ngram``
+    names checked over all slices as ``collect_stats`` checks them over all files."""
+    parts = list(parts)
+    if not parts:
+        raise StatsError("no statistics to merge: the listing was empty")
+    options = dict(parts[0].metadata["collect"])
+    known = set().union(*(p.metadata["part"]["known"] for p in parts))
+    for name in options.get("columns") or ():
+        if name not in known:
+            raise StatsError(f"columns= names {name!r}, which no file has; known columns: "
+                             f"{', '.join(sorted(known))}", column=name)
+    present = set().union(*(p.metadata["part"]["ngram"] for p in parts))
+    wanted = parts[0].metadata["part"]["requested"]
+    for name in wanted:
+        if name not in present:
+            raise StatsError(f"ngram= names {name!r}, which is not a column of the data; "
+                             f"columns: {', '.join(sorted(known))}", column=name)
+    table = concat_stats([p.table for p in parts])
+    index_type = table.schema.field(layout.NGRAM_INDEX).type \
+        if layout.NGRAM_INDEX in table.column_names else None
+    if index_type is not None and [f.name for f in index_type] != wanted:  # requested order
+        index = table.column(layout.NGRAM_INDEX).combine_chunks()
+        table = table.set_column(table.column_names.index(layout.NGRAM_INDEX),
+                                 layout.NGRAM_INDEX, pa.StructArray.from_arrays(
+                                     [index.field(n) for n in wanted],
+                                     fields=[index.type.field(n) for n in wanted]))
+    files: dict = {}
+    for p in parts:
+        files.update(p.metadata["files"])
+    options["ngram"] = wanted or None
+    metadata = {"skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
+                "files": files, "collect": options}
     return StatsTable(table, metadata)
 
 

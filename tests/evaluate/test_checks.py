@@ -165,6 +165,14 @@ def test_casts_that_may_leave_the_target_type_keep():
     assert keep(t, "CAST(i AS TINYINT) > 5") == [False, False], "[-1, 5] fits TINYINT"
 
 
+def test_integers_against_float32_compare_as_float32():
+    t = make_stats(i=[(2**24 + 1, 2**24 + 1, 0)], f=[(2.0**24, 2.0**24, 0)],
+                   types={"i": pa.int32(), "f": pa.float32()}, nan_count={"f": [0]})
+    assert keep(t, "i = f") == [True], "DuckDB and Spark compare INT with FLOAT as FLOAT: 2**24 + 1 rounds to 2**24"
+    assert keep(t, "i = CAST(16777216 AS FLOAT)") == [True], "the same against a FLOAT literal"
+    assert keep(t, "i = CAST(5 AS FLOAT)") == [False], "below 2**24 every integer is a FLOAT"
+
+
 def test_double_literals_near_2_53_against_integers():
     t = make_stats(i=[(2**53 + 1, 2**53 + 1, 0)], types={"i": pa.int64()})
     assert keep(t, "i = 9007199254740992e0") == [True], "2**53 + 1 as a double is 2**53"

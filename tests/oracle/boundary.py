@@ -77,10 +77,11 @@ def leaf_of(column: str) -> Leaf:
 
 # --------------------------------------------------------------------------- values
 
-#: the limits of every integer type and their neighbours: where one type's cast overflows
+#: the limits of every integer type and their neighbours (where one type's cast overflows), and
+#: where floats stop holding every integer (2**24 for FLOAT, 2**53 for DOUBLE)
 _INT_EDGES = sorted({v + d for t in INT_TYPES.values() for v in int_range(t) for d in (-1, 0, 1)}
-                    | {-2, -1, 0, 1, 2, 2**53 - 1, 2**53, 2**53 + 1, -(2**53) - 1, -(2**53), -(2**53) + 1,
-                       2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1})
+                    | {-2, -1, 0, 1, 2, 2**24 - 1, 2**24 + 1, 2**53 - 1, 2**53, 2**53 + 1,
+                       -(2**53) - 1, -(2**53), -(2**53) + 1, 2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1})
 
 
 def _f64_edges() -> list[float]:
@@ -224,6 +225,7 @@ def literal_values(leaf: Leaf) -> list[str]:
         out = [str(v) for v in ints]
         out += [sql_double(float(v)) for v in pool if abs(v) >= 2**52]  # rounded to a double
         out += [f"'{v}'" for v in pool[::3]] + ["'12.5'", "'-0.5'", "'127.5'"]  # text, cast by the engine
+        out += ["CAST(16777216 AS FLOAT)", "CAST(16777218 AS FLOAT)", "CAST(5 AS FLOAT)"]  # compared as FLOAT
         out += ["9007199254740993.0", "9007199254740992.5", "-9223372036854775808.5", "0.5", "-0.5",
                 "18446744073709551615.0", "9007199254740993e0", "1e19", "-1e19", sql_double(math.nan),
                 sql_double(math.inf), sql_double(-math.inf)]

@@ -1,0 +1,111 @@
+"""``collect_stats``: the statistics of a Parquet lake, read by Spark's executors.
+
+The driver lists the source exactly as ``pe.collect_stats`` does (same files, same order, the
+partition values typed over all files) and hands the list to a Spark job: a DataFrame of file
+paths, cut into slices, each slice read in an executor through ``mapInArrow`` by the same
+code as the local ``collect_stats`` (footers; and the column data when n-gram indexes are
+asked for). Each task sends its statistics back as one Arrow IPC stream; the driver merges
+the slices in listing order. The result is the table ``pe.collect_stats`` makes of the same
+files, metadata included (sizes and modification times as the executors saw them).
+
+The executors need prune_engine installed (as for any Python code Spark runs). The job shows
+in the Spark UI as ``prune_engine: statistics of N files``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from typing import Sequence
+
+import pyarrow as pa
+
+from prune_engine.stats.table import StatsTable
+from prune_engine.spark._arrow import owned
+from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
+                                      use_numba_cache)
+
+#: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
+#: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
+FILES_PER_TASK = 1_000
+
+_OUT = "slice long, ipc binary"
+
+
+def collect_stats(spark, source, granularity: str = "row_group",
+                  columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
+                  ngram_case_insensitive: bool = False, on_error: str = "raise",
+                  files_per_task: int | None = None) -> StatsTable:
+    """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes)
+    read by Spark's executors: the same table as ``pe.collect_stats(source, ...)``.
+
+    ``source`` is what ``pe.collect_stats`` takes (a directory, a glob, a list of paths, a
+    ``pyarrow.dataset.Dataset``); the other options mean what they mean there.
+    ``files_per_task``: files per Spark task (default: 1,000, and at least one task per core).
+
+    Example::
+
+        import prune_engine.spark as pes
+        stats = pes.collect_stats(spark, "lake/", granularity="file")
+    """
+    from prune_engine.stats.collect import list_source, merge_parts, partition_types
+
+    require_classic(spark)
+    listing = list_source(source)
+    files = listing.files
+    types = partition_types(files, listing.typed)
+    per_task = files_per_task or FILES_PER_TASK
+    tasks = max(1, min(len(files), max(spark.sparkContext.defaultParallelism,
+                                       math.ceil(len(files) / per_task))))
+    size = math.ceil(len(files) / tasks)
+    rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
+            for k in range(tasks)]
+    options = {"granularity": granularity, "columns": None if columns is None else list(
+        [columns] if isinstance(columns, str) else columns), "ngram": ngram,
+        "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
+        "on_error": on_error}
+    task = _slice_task(types, options, numba_cache_dir())
+    frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
+                                  "slice long, files string")
+    with job_description(spark, f"prune_engine: statistics of {len(files)} files "
+                                f"({granularity}{', n-grams' if ngram else ''})"):
+        out = frame.mapInArrow(task, _OUT).collect()
+    parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
+    return merge_parts(parts)
+
+
+def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
+    """The function each task runs: its slices' statistics as Arrow IPC bytes."""
+    def run(batches):
+        use_numba_cache(cache_dir)
+        from prune_engine.stats.collect import SourceFile, collect_part
+
+        for batch in batches:
+            for k, text in zip(batch.column("slice").to_pylist(),
+                               batch.column("files").to_pylist()):
+                files = [SourceFile(path, dict(parts)) for path, parts in json.loads(text)]
+                stats = collect_part(files, types, options["granularity"], options["columns"],
+                                     ngram=options["ngram"], gram_size=options["gram_size"],
+                                     ngram_case_insensitive=options["ngram_case_insensitive"],
+                                     on_error=options["on_error"], threads=1)
+                yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
+                                                 schema=pa.schema([("slice", pa.int64()),
+                                                                   ("ipc", pa.binary())]))
+    return run
+
+
+def _write_part(stats: StatsTable) -> bytes:
+    table = stats.table.replace_schema_metadata(
+        {**(stats.table.schema.metadata or {}), b"prune_engine.part": json.dumps(stats.metadata)})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _read_part(data: bytes) -> StatsTable:
+    table = owned(pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all())
+    meta = dict(table.schema.metadata or {})
+    metadata = json.loads(meta.pop(b"prune_engine.part"))
+    return StatsTable(table.replace_schema_metadata(meta or None), metadata)

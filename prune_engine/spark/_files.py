@@ -1,0 +1,105 @@
+"""Files as the statistics name them, as Spark names them, and whether they changed.
+
+Statistics name a file by the path they were collected from (a local path, or a URI with a
+scheme). Spark's ``_metadata.file_path`` is the file's URI in Hadoop's form: ``file:`` and the
+absolute path for a local file, with the characters that ``java.net.URI`` does not allow in a
+path percent-encoded as UTF-8 (space, ``%``, ``#``, ``?``, brackets, control and space
+characters, ...), while other non-ASCII characters and ``=`` stay as they are. Both are
+brought to one key (:func:`file_key`: a local absolute path, or the decoded URI) to be matched,
+and :func:`spark_file_path` builds Spark's form from the key.
+
+A file's identity is its size and modification time (at millisecond precision, Hadoop's);
+:func:`identities` reads them now, for local paths with ``os.stat`` and for URIs through
+``pyarrow.fs``.
+
+>>> spark_file_path(file_key("/data/p=a b/f 1%=é#.parquet"))
+'file:/data/p=a%20b/f%201%25=é%23.parquet'
+>>> file_key("file:/data/p=a%20b/x.parquet")
+'/data/p=a b/x.parquet'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from urllib.parse import unquote, urlsplit
+
+#: runs of characters java.net.URI may quote in a path (all but the ASCII it leaves alone)
+_MAYBE_QUOTED = re.compile(r"[^A-Za-z0-9_\-!.~'()*,;:$&+=/@]+")
+#: Unicode categories java.net.URI quotes outside ASCII (space and control characters)
+_QUOTED_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc"})
+
+
+def file_key(path: str) -> str:
+    """The one name of a file, however it is written: a normalized absolute local path for
+    local files (plain or ``file:`` URIs, percent-decoded), else ``scheme://authority/path``
+    with the path decoded."""
+    if "://" in path or path.startswith("file:"):
+        parts = urlsplit(path)
+        if parts.scheme == "file":
+            return os.path.normpath(unquote(parts.path))
+        return f"{parts.scheme}://{parts.netloc}{unquote(parts.path)}"
+    return os.path.normpath(path if path.startswith("/") else os.path.abspath(path))
+
+
+def _quote_run(match: re.Match) -> str:
+    out = []
+    for ch in match.group():
+        if not ch.isascii() and unicodedata.category(ch) not in _QUOTED_CATEGORIES:
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+    return "".join(out)
+
+
+def _quote(path: str) -> str:
+    return _MAYBE_QUOTED.sub(_quote_run, path)
+
+
+def spark_file_path(key: str) -> str:
+    """Spark's ``_metadata.file_path`` of the file with key ``key`` (see the module doc)."""
+    if "://" in key:
+        parts = urlsplit(key)
+        return f"{parts.scheme}://{parts.netloc}{_quote(unquote(parts.path))}"
+    return "file:" + _quote(key)
+
+
+def identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
+    """``(size, modification time in ms)`` of each file now; None for a file that is gone."""
+    out: dict[str, tuple[int, int] | None] = {}
+    remote: dict[str, list[str]] = {}
+    for key in keys:
+        if "://" in key:
+            remote.setdefault(key.split("://", 1)[0], []).append(key)
+            continue
+        try:
+            st = os.stat(key)
+        except OSError:
+            out[key] = None
+            continue
+        out[key] = (st.st_size, st.st_mtime_ns // 1_000_000)
+    for group in remote.values():
+        out.update(_remote_identities(group))
+    return out
+
+
+def _remote_identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
+    import pyarrow.fs as pafs
+
+    fs, _ = pafs.FileSystem.from_uri(keys[0])
+    paths = [pafs.FileSystem.from_uri(k)[1] for k in keys]
+    out = {}
+    for key, info in zip(keys, fs.get_file_info(paths)):
+        if info.type != pafs.FileType.File:
+            out[key] = None
+        else:
+            out[key] = (info.size, (info.mtime_ns or 0) // 1_000_000)
+    return out
+
+
+def recorded_identity(entry) -> tuple[int, int] | None:
+    """A statistics table's recorded ``[size, mtime_ns]`` as ``(size, mtime in ms)``."""
+    if not entry or entry[0] is None or entry[1] is None:
+        return None
+    return int(entry[0]), int(entry[1]) // 1_000_000

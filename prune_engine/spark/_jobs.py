@@ -1,0 +1,49 @@
+"""What prune_engine's Spark jobs share: their name in the Spark UI, and numba's cache.
+
+Every job prune_engine runs carries a job description (``prune_engine: ...``) for the time it
+runs; the caller's description is restored afterwards.
+
+The executors' Python workers compile the numba kernels on first use, like any process. They
+share the driver's on-disk cache (``NUMBA_CACHE_DIR``, or numba's default next to the
+package) when it is set in their environment before numba loads: the driver's choice travels
+with each task and is set in the worker before the task imports prune_engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from prune_engine.errors import PruneEngineError
+
+
+def require_classic(spark) -> None:
+    """A clear error for a Spark Connect session: prune_engine reads Spark's plans and file
+    listing in the driver's JVM, which only a classic session has."""
+    if getattr(spark, "_jsparkSession", None) is None:
+        raise PruneEngineError("prune_engine.spark needs a classic SparkSession (the driver's "
+                               "JVM); Spark Connect sessions are not supported")
+
+
+@contextlib.contextmanager
+def job_description(spark, text: str):
+    """Name the Spark jobs run inside the block (Spark UI, event log)."""
+    sc = spark.sparkContext
+    before = sc.getLocalProperty("spark.job.description")
+    sc.setJobDescription(text)
+    try:
+        yield
+    finally:
+        sc.setJobDescription(before)
+
+
+def numba_cache_dir() -> str | None:
+    """The driver's numba cache directory, when one is set."""
+    return os.environ.get("NUMBA_CACHE_DIR") or None
+
+
+def use_numba_cache(cache_dir: str | None) -> None:
+    """In an executor: use ``cache_dir`` for numba's cache unless the worker has its own
+    (only effective before numba is first imported in that worker)."""
+    if cache_dir:
+        os.environ.setdefault("NUMBA_CACHE_DIR", cache_dir)

@@ -1,0 +1,249 @@
+"""``read``: a Spark DataFrame over the files whose statistics may hold a matching row.
+
+What happens, all on the driver before Spark plans the scan:
+
+1. the source is opened as Spark opens it (``spark.read.format(...).load(source)``: Spark's
+   listing, schema and partition columns);
+2. the ``where`` is read by Spark itself and mapped onto the engine
+   (:mod:`prune_engine.spark._catalyst`), and ``pe.prune`` gives each container's keep-mask;
+3. a file is pruned when all of its containers are, it is still there, and its size and
+   modification time are the ones the statistics recorded (a changed file is read, with a
+   warning; a file the statistics name that is gone is an error, or skipped with a warning
+   when ``missing="skip"``);
+4. the pruned files are excluded with a filter on Spark's ``_metadata.file_path``, which
+   Spark applies while it lists the files, so they never reach a task; then ``where`` is
+   applied as an ordinary Spark filter.
+
+So the result is ``spark.read.format(...).load(source).where(where)`` minus the rows of files
+proven to hold none: always the same rows. A file the statistics do not know (added after
+collection, or not a ``*.parquet`` name) is never excluded, so it is read.
+
+Why a ``NOT IN`` on ``_metadata.file_path`` rather than handing Spark the list of kept files:
+it needs no second listing (Spark lists the source once), keeps the schema and partition
+columns exactly those of the whole source, never interprets a path as a glob, and only ever
+excludes files it names, so a file Spark sees that the statistics do not is read. The set of
+pruned paths reaches the JVM as one string and becomes an ``INSET`` (a hash lookup per file
+while listing); measured on 2,000 files with 1,980 pruned: about 0.3 s of planning and 0.1 s
+of listing, against 0.5 s of listing for a literal array and 2 to 5 s to build the same
+``isin`` from Python literals one by one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from prune_engine.errors import StatsError
+from prune_engine.stats import layout
+from prune_engine.stats.table import StatsTable, as_stats_table
+from prune_engine.spark._files import (file_key, identities, recorded_identity,
+                                       spark_file_path)
+from prune_engine.spark._jobs import require_classic
+
+log = logging.getLogger("prune_engine.spark")
+
+Missing = Literal["raise", "skip"]
+_SEP = "\u0000"
+
+
+@dataclass
+class PruneSummary:
+    """What prune_engine did for one ``read`` or ``join``.
+
+    ``files_total``: files Spark lists for the source; ``files_pruned``: files excluded
+    before Spark plans the scan; ``files_read`` the rest. ``bytes_skipped``: their sizes.
+    ``changed`` / ``missing``: files read because they changed since the statistics were
+    collected, and files the statistics name that are gone. ``prune_seconds``: driver time
+    in prune_engine (reading the ``where``, ``pe.prune``, checking files, building the
+    filter). ``predicate``: what the engine pruned with; ``join_keys``: per fact column, how
+    the join keys were tested (``join`` only).
+    """
+
+    files_total: int = 0
+    files_pruned: int = 0
+    files_read: int = 0
+    bytes_skipped: int = 0
+    changed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    prune_seconds: float = 0.0
+    predicate: str = ""
+    join_keys: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return (f"prune_engine: {self.files_pruned} of {self.files_total} files pruned "
+                f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read, "
+                f"in {self.prune_seconds * 1e3:.0f} ms")
+
+
+def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
+         format: str = "parquet", options: dict[str, str] | None = None, schema=None,
+         missing: Missing = "raise", return_summary: bool = False):
+    """``spark.read.format(format).load(source).where(where)``, with the files that cannot
+    hold a matching row pruned on the driver first (see the module doc).
+
+    ``where``: Spark SQL text (read by Spark: backticks, ``<=>``, ``rlike``,
+    ``timestamp'...'`` in the session time zone, ...) or a pyspark ``Column``. ``stats``:
+    statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
+    :func:`stats_from_dataframe`, or a saved table); ``None`` collects them now with
+    :func:`collect_stats` (a Spark job). ``options``/``schema`` go to Spark's reader.
+    ``missing="skip"``: a file the statistics name that is gone is skipped with a warning
+    instead of raising :class:`~prune_engine.StatsError`. ``return_summary=True`` returns
+    ``(DataFrame, PruneSummary)``; the summary is also logged at INFO on
+    ``prune_engine.spark``.
+
+    Example::
+
+        import prune_engine.spark as pes
+        df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'",
+                      stats=stats)
+    """
+    from prune_engine.spark._catalyst import predicate
+
+    base = load(spark, source, format, options, schema)
+    if stats is None:
+        from prune_engine.spark._collect import collect_stats
+
+        stats = collect_stats(spark, source, granularity="file")
+    started = time.perf_counter()
+    expr = predicate(base, where, stats)
+    pruned, summary = prune_files(base, stats, expr, missing=missing, started=started)
+    result = pruned.where(where)
+    return (result, summary) if return_summary else result
+
+
+def load(spark, source, format: str = "parquet", options: dict | None = None, schema=None):
+    """The source as Spark reads it (one path or a list of paths)."""
+    require_classic(spark)
+    reader = spark.read.format(format)
+    if options:
+        reader = reader.options(**options)
+    if schema is not None:
+        reader = reader.schema(schema)
+    paths = [source] if isinstance(source, str) else [str(p) for p in source]
+    return reader.load(paths[0] if len(paths) == 1 else paths)
+
+
+def prune_files(base, stats, expr, *, missing: Missing = "raise", keep: np.ndarray | None = None,
+                started: float | None = None, summary: PruneSummary | None = None):
+    """``base`` without the files whose containers ``expr`` prunes (and, when given, ``keep``
+    does not keep), as ``(DataFrame, PruneSummary)``; the shared last step of ``read`` and
+    ``join``."""
+    import prune_engine as pe
+
+    started = time.perf_counter() if started is None else started
+    summary = summary or PruneSummary()
+    if missing not in ("raise", "skip"):
+        raise ValueError(f"missing must be 'raise' or 'skip', not {missing!r}")
+    stats = as_stats_table(stats)
+    mask = np.asarray(pe.prune(stats, expr).to_numpy(zero_copy_only=False), dtype=bool)
+    if keep is not None:
+        mask &= keep
+    summary.predicate = str(expr)
+    location = file_relation(base).relation().location()
+    summary.files_total = int(location.allFiles().size())
+    files, file_kept = _files_kept(stats, mask)
+    files, file_kept = _under(files, file_kept, _roots(location))
+    now = identities(files)
+    gone = [f for f in files if now[f] is None]
+    if gone:
+        _missing(gone, missing)
+        summary.missing = gone
+    recorded = stats.metadata.get("files") or {}
+    recorded = {file_key(p): v for p, v in recorded.items()}
+    pruned = []
+    for f, kept in zip(files, file_kept):
+        if kept or now[f] is None:
+            continue
+        before = recorded_identity(recorded.get(f))
+        if before is not None and before != now[f]:
+            summary.changed.append(f)
+            continue
+        pruned.append(f)
+    if summary.changed:
+        warnings.warn(f"{len(summary.changed)} file(s) changed since the statistics were "
+                      f"collected and are read: {', '.join(summary.changed[:5])}",
+                      stacklevel=3)
+    summary.files_pruned = len(pruned)
+    summary.files_read = summary.files_total - len(pruned)
+    summary.bytes_skipped = int(sum(now[f][0] for f in pruned))
+    result = _exclude(base, pruned) if pruned else base
+    summary.prune_seconds = time.perf_counter() - started
+    log.info("%s", summary)
+    return result, summary
+
+
+def file_relation(df):
+    """The file relation (Catalyst's LogicalRelation) under a DataFrame read by Spark."""
+    plan = df._jdf.queryExecution().analyzed()
+    while plan.getClass().getSimpleName() != "LogicalRelation":
+        children = plan.children()
+        if children.size() != 1:
+            raise StatsError("prune_engine.spark reads file sources only (spark.read...load)")
+        plan = children.apply(0)
+    return plan
+
+
+def _roots(location) -> list[str]:
+    """Spark's root paths of the source, as file keys."""
+    paths = location.rootPaths()
+    return [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
+
+
+def _files_kept(stats: StatsTable, mask: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Each distinct file of the statistics and whether any of its containers is kept."""
+    table = stats.table
+    name = layout.PATH if layout.PATH in table.column_names else layout.CONTAINER
+    paths = table.column(name).combine_chunks()
+    if paths.null_count:
+        raise StatsError(f"the statistics' {name!r} column has nulls: every container needs "
+                         "the file it lives in", column=name)
+    distinct = pc.unique(paths)
+    index = pc.index_in(paths, value_set=distinct).to_numpy(zero_copy_only=False)
+    kept = np.bincount(index, weights=mask, minlength=len(distinct)) > 0
+    keys = [file_key(p) for p in distinct.to_pylist()]
+    return keys, kept
+
+
+def _under(files: list[str], kept: np.ndarray, roots: Sequence[str]):
+    """Only the files under one of Spark's root paths (the statistics may cover more)."""
+    prefixes = tuple(r if r.endswith("/") else r + "/" for r in roots)
+    exact = set(roots)
+    inside = [f in exact or f.startswith(prefixes) for f in files]
+    return [f for f, i in zip(files, inside) if i], kept[np.array(inside, dtype=bool)]
+
+
+def _missing(gone: list[str], missing: Missing) -> None:
+    shown = ", ".join(gone[:5]) + (f" (and {len(gone) - 5} more)" if len(gone) > 5 else "")
+    if missing == "raise":
+        raise StatsError(f"{len(gone)} file(s) in the statistics no longer exist: {shown}; "
+                         "collect the statistics again, or pass missing='skip' to skip them",
+                         containers=gone[:10])
+    warnings.warn(f"skipping {len(gone)} file(s) in the statistics that no longer exist: "
+                  f"{shown}", stacklevel=4)
+
+
+def _exclude(base, pruned: list[str]):
+    """``base`` without the files ``pruned`` (keys), as a ``NOT INSET`` on
+    ``_metadata.file_path`` built in the JVM from one string."""
+    jvm = base.sparkSession._jvm
+    text = _SEP.join(spark_file_path(f) for f in pruned)
+    values = jvm.java.util.regex.Pattern.compile(_SEP).splitAsStream(text) \
+        .collect(jvm.java.util.stream.Collectors.toList())
+    column = _file_path_column(base)
+    inside = type(column)(column._jc.isInCollection(values))
+    return base.where(~inside)
+
+
+def _file_path_column(df):
+    if hasattr(df, "metadataColumn"):
+        return df.metadataColumn("_metadata")["file_path"]
+    from pyspark.sql import functions as F
+
+    return F.col("_metadata.file_path")

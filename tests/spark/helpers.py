@@ -1,0 +1,50 @@
+"""What the Spark tests share: running a DataFrame and counting the files Spark scanned,
+plain-Spark oracles, lake writing."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TIME_ZONE = "America/Los_Angeles"
+
+
+def scanned_files(df) -> tuple[list, int]:
+    """``(rows, files scanned)`` of running ``df`` (:func:`prune_engine.spark.files_scanned`)."""
+    import prune_engine.spark as pes
+
+    rows = df.collect()
+    return rows, pes.files_scanned(df)
+
+
+def matching_files(spark, source, where, fmt: str = "parquet") -> set[str]:
+    """The files (as file keys) holding at least one row that plain Spark returns."""
+    from prune_engine.spark._files import file_key
+
+    df = spark.read.format(fmt).load(source).where(where)
+    return {file_key(r[0]) for r in df.select(df.metadataColumn("_metadata")["file_path"])
+            .distinct().collect()}
+
+
+def sorted_rows(rows) -> list:
+    """Rows in a canonical order (None and NaN sort too)."""
+    return sorted((tuple(_key(v) for v in r) for r in rows), key=repr)
+
+
+def _key(v):
+    if isinstance(v, float) and v != v:
+        return "NaN"
+    if hasattr(v, "asDict"):
+        return tuple(_key(x) for x in v)
+    if isinstance(v, list):
+        return tuple(_key(x) for x in v)
+    return v
+
+
+def write(path, table: pa.Table, **kwargs) -> str:
+    """Write ``table`` to ``path`` (folders made), return the path."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    pq.write_table(table, path, **kwargs)
+    return str(path)

@@ -1,0 +1,220 @@
+"""``pes.read`` against plain Spark: the same rows, and Spark scans exactly the kept files.
+
+Random lakes (fixed seeds) written by pyarrow and by Spark, partitioned and not, with nested
+columns and NULLs; paths with spaces, ``%``, ``=``, ``#`` and non-ASCII characters; files
+added, changed and deleted after the statistics were collected."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import prune_engine as pe
+import prune_engine.spark as pes
+from tests.spark.helpers import matching_files, scanned_files, sorted_rows, write
+
+pytestmark = pytest.mark.spark
+
+FILES = 16
+ROWS = 40
+WHERES = [
+    "id BETWEEN 250 AND 260 OR s = 'k-7-3'",
+    "v > 0.9 AND id >= 300",
+    "st.a = 5",
+    "ts >= timestamp'2024-01-10 00:00:00' AND ts < timestamp'2024-01-11 00:00:00'",
+    "s LIKE 'k-12-%' OR id IN (5, 333, 634)",
+    "v IS NULL AND NOT (id >= 200)",
+]
+
+
+def _table(k: int, rng) -> pa.Table:
+    ids = np.sort(rng.integers(k * 40, k * 40 + 40, ROWS))
+    v = rng.random(ROWS)
+    v_mask = rng.random(ROWS) < 0.1
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(days=k)
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "v": pa.array(np.where(rng.random(ROWS) < 0.05, np.nan, v), mask=v_mask),
+        "s": pa.array([f"k-{k}-{i % 9}" if i % 7 else None for i in range(ROWS)]),
+        "ts": pa.array([base + dt.timedelta(minutes=int(m)) for m in np.sort(rng.integers(0, 1400, ROWS))],
+                       pa.timestamp("us", tz="UTC")),
+        "st": pa.array([{"a": int(k % 8), "b": f"b{i}"} if i % 11 else None for i in range(ROWS)]),
+        "tags": pa.array([[f"t{k}", f"u{i % 3}"] for i in range(ROWS)]),
+    })
+
+
+def _pyarrow_lake(root: str, partitioned: bool) -> str:
+    rng = np.random.default_rng(7)
+    for k in range(FILES):
+        folder = os.path.join(root, f"grp={k % 4}") if partitioned else root
+        write(os.path.join(folder, f"part-{k:03d}.parquet"), _table(k, rng))
+    return root
+
+
+def _spark_lake(spark, root: str, partitioned: bool) -> str:
+    rng = np.random.default_rng(11)
+    table = pa.concat_tables([_table(k, rng) for k in range(FILES)])
+    df = spark.createDataFrame(table.to_pandas()).repartitionByRange(FILES, "id") \
+        .sortWithinPartitions("id")
+    if partitioned:
+        df = df.withColumn("grp", (df["id"] % 3).cast("int"))
+        df.write.partitionBy("grp").parquet(root)
+    else:
+        df.write.parquet(root)
+    return root
+
+
+@pytest.fixture(scope="module", params=[("pyarrow", False), ("pyarrow", True),
+                                        ("spark", False), ("spark", True)],
+                ids=lambda p: f"{p[0]}-{'partitioned' if p[1] else 'flat'}")
+def lake(request, spark, tmp_path_factory):
+    writer, partitioned = request.param
+    root = str(tmp_path_factory.mktemp(f"read_{writer}") / "lake")
+    if writer == "pyarrow":
+        _pyarrow_lake(root, partitioned)
+    else:
+        _spark_lake(spark, root, partitioned)
+    return root, pe.collect_stats(root, granularity="row_group", progress=False), \
+        spark.read.parquet(root)
+
+
+@pytest.mark.parametrize("where", WHERES)
+def test_read_equals_plain_spark_and_scans_only_kept_files(spark, lake, where):
+    root, stats, plain_source = lake
+    df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    plain = plain_source.where(where)
+    plain_rows, plain_scanned = scanned_files(plain)
+    assert sorted_rows(rows) == sorted_rows(plain_rows)
+    assert df.columns == plain.columns, "partition columns survive, in Spark's order"
+    assert scanned == summary.files_read, "Spark opened exactly the kept files"
+    assert summary.files_total == plain_scanned == summary.files_read + summary.files_pruned
+
+
+@pytest.mark.parametrize("how", ["inner", "left_semi"])
+def test_join_equals_plain_spark_on_the_lake(spark, lake, how):
+    """A dimension of a few ids (and a NULL key) against the lake's ``id`` (nested columns
+    and NULLs ride along): the same rows as the plain join, only the kept files scanned."""
+    root, stats, plain_source = lake
+    dim = spark.createDataFrame([(5, "a"), (333, "b"), (634, "c"), (None, "d")],
+                                "key long, tag string")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # keep every scan in the final plan
+    try:
+        df, summary = pes.join(spark, root, dim, [("id", "key")], how, fact_stats=stats,
+                               return_summary=True)
+        rows, scanned = scanned_files(df)
+        plain_rows = plain_source.join(dim, plain_source["id"] == dim["key"], how).collect()
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    assert sorted_rows(rows) == sorted_rows(plain_rows)
+    assert scanned == summary.files_read < summary.files_total / 2
+
+
+def test_read_prunes_on_partition_and_data_columns(spark, lake):
+    root, stats, _ = lake
+    df, summary = pes.read(spark, root, "id < 40", stats=stats, return_summary=True)
+    assert summary.files_read < summary.files_total / 2
+    assert summary.bytes_skipped > 0 and summary.prune_seconds > 0
+    assert "id < 40" in summary.predicate
+
+
+def test_paths_with_spaces_percent_equals_and_non_ascii(spark, tmp_path):
+    """Spark writes URL-encoded ``_metadata.file_path``; the files excluded must be exactly
+    the ones Spark would have opened, or pruning would do nothing (or worse)."""
+    root = str(tmp_path / "lake dir")
+    names = ["a b", "x%y", "k=v", "é-ü", "#hash", "50%=ö ÿ", "plain", "tab\tq", "?[]{}"]
+    for i, value in enumerate(names):
+        folder = os.path.join(root, f"p={value}")
+        write(os.path.join(folder, f"f {i} {value}.parquet"), pa.table({"i": [i * 10, i * 10 + 5]}))
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    for where in ["i = 30", "i > 52", f"p = '{names[5]}'", "p LIKE 'a%'", "p = 'tab\tq'"]:
+        df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+        rows, scanned = scanned_files(df)
+        assert sorted_rows(rows) == sorted_rows(spark.read.parquet(root).where(where).collect())
+        assert scanned == summary.files_read == len(matching_files(spark, root, where)), where
+
+
+def test_spark_written_partition_values_with_special_characters(spark, tmp_path):
+    root = str(tmp_path / "spark")
+    values = ["a b", "x%y", "k=v", "é", "a/b", "", None]
+    df = spark.createDataFrame([(v, i) for i, v in enumerate(values)], "p string, i long")
+    df.repartition(len(values), "p").write.partitionBy("p").parquet(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    for where in ["p = 'a/b'", "p = 'x%y'", "p IS NULL", "i = 3"]:
+        df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+        rows, scanned = scanned_files(df)
+        assert sorted_rows(rows) == sorted_rows(spark.read.parquet(root).where(where).collect())
+        assert scanned == summary.files_read == len(matching_files(spark, root, where)), where
+
+
+def _small_lake(root: str) -> None:
+    for k in range(4):
+        write(os.path.join(root, f"f{k}.parquet"), pa.table({"x": [k * 10, k * 10 + 5]}))
+
+
+def test_a_file_added_after_collection_is_read(spark, tmp_path):
+    root = str(tmp_path)
+    _small_lake(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    write(os.path.join(root, "new.parquet"), pa.table({"x": [1, 2]}))
+    df, summary = pes.read(spark, root, "x < 3", stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    assert sorted(r.x for r in rows) == [0, 1, 2], "the new file's rows are there"
+    assert scanned == summary.files_read == 2 and summary.files_total == 5
+
+
+def test_a_changed_file_is_read_with_a_warning(spark, tmp_path):
+    root = str(tmp_path)
+    _small_lake(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    path = os.path.join(root, "f3.parquet")
+    time.sleep(0.01)
+    write(path, pa.table({"x": [1, 2, 3]}))  # was 30, 35: the statistics would prune it
+    with pytest.warns(UserWarning, match="changed since the statistics"):
+        df, summary = pes.read(spark, root, "x < 3", stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    assert sorted(r.x for r in rows) == [0, 1, 2]
+    assert summary.changed == [path] and scanned == 2
+
+
+def test_a_deleted_file_is_an_error_or_skipped_on_request(spark, tmp_path):
+    root = str(tmp_path)
+    _small_lake(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    gone = os.path.join(root, "f2.parquet")
+    os.remove(gone)
+    with pytest.raises(pe.StatsError, match="no longer exist") as e:
+        pes.read(spark, root, "x < 3", stats=stats)
+    assert e.value.containers == [gone]
+    with pytest.warns(UserWarning, match="no longer exist"):
+        df, summary = pes.read(spark, root, "x < 3", stats=stats, missing="skip",
+                               return_summary=True)
+    assert sorted(r.x for r in df.collect()) == [0]
+    assert summary.missing == [gone] and summary.files_total == 3
+
+
+def test_read_without_statistics_collects_them(spark, tmp_path):
+    root = str(tmp_path)
+    _small_lake(root)
+    df, summary = pes.read(spark, root, "x >= 30", return_summary=True)
+    assert [r.x for r in df.collect()] == [30, 35] and summary.files_read == 1
+
+
+def test_read_json_with_statistics_from_spark_rows(spark, tmp_path):
+    """Statistics of any file format, from an aggregation over Spark's rows."""
+    root = str(tmp_path)
+    for k in range(5):
+        with open(os.path.join(root, f"part-{k}.json"), "w") as f:
+            for i in range(3):
+                f.write(f'{{"id": {k * 10 + i}, "name": "n{k}"}}\n')
+    stats = pes.stats_from_dataframe(spark.read.json(root))
+    df, summary = pes.read(spark, root, "id = 21", stats=stats, format="json",
+                           return_summary=True)
+    rows, scanned = scanned_files(df)
+    assert [(r.id, r.name) for r in rows] == [(21, "n2")]
+    assert scanned == summary.files_read == 1
