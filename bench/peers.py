@@ -480,12 +480,15 @@ class _NumpyOps(_Ops):
         self.nr = table.column(NUM_RECORDS).to_numpy()
         arrow = _ArrowOps(table)
         self.ranks: dict[str, StringRanks] = {}
+        self.literal_ranks: dict[str, dict[str, np.uint64]] = {}
         for column in columns_of(pred):
             typ = self.data_type(column)
             if pa.types.is_string(typ):
+                literals = _literals(pred, column)
                 self.ranks[column] = StringRanks(
-                    [arrow.stat(MIN_VALUES, column), arrow.stat(MAX_VALUES, column)],
-                    _literals(pred, column))
+                    [arrow.stat(MIN_VALUES, column), arrow.stat(MAX_VALUES, column)], literals)
+                # ranked in one lookup (each lookup hashes the whole set of strings)
+                self.literal_ranks[column] = dict(zip(literals, self.ranks[column].of(pa.array(literals, pa.string()))))
             lowest, highest = _extremes(typ)
             fills = {MIN_VALUES: lowest, MAX_VALUES: highest, NULL_COUNT: 0}
             if pa.types.is_floating(typ):
@@ -508,8 +511,8 @@ class _NumpyOps(_Ops):
     def make_lit(self, value, column):
         if column is None:
             return value
-        if column in self.ranks:
-            return self.ranks[column].of(pa.array([value]))[0]
+        if column in self.literal_ranks:
+            return self.literal_ranks[column][value]
         return _numpy_scalar(value, self.data_type(column))
 
     def cmp(self, op, a, b):
