@@ -128,13 +128,7 @@ class Domain(abc.ABC):
         """For each container: does ``sorted_set`` hold a value in ``[lo, hi]``? An unknown
         bound (``*_known`` False; None = all known) reads as the set's own end, so that the
         known one still decides."""
-        if len(sorted_set) == 0:
-            return np.zeros(len(lo), dtype=bool)
-        if lo_known is not None:
-            lo = np.where(lo_known, lo, sorted_set[0])
-        if hi_known is not None:
-            hi = np.where(hi_known, hi, sorted_set[-1])
-        return membership.any_in_range(lo, hi, sorted_set)
+        return membership.any_in_range(lo, hi, sorted_set, lo_known, hi_known)
 
     # literals -----------------------------------------------------------------------------
     _limits: tuple[Any, Any] = (None, None)

@@ -329,12 +329,12 @@ def any_in_range(lo: KeyedStrings, hi: KeyedStrings, members: Members,
     out = np.zeros(n, dtype=bool)
     if ms.count:
         w_lo, w_hi = lo.words(0, offset), hi.words(0, offset)
-        if lo_known is not None:  # below every word: the empty string's
-            w_lo = np.where(lo_known, w_lo, np.uint64(0))
-        if hi_known is not None:  # above every word (no marker exceeds 8)
-            w_hi = np.where(hi_known, w_hi, np.uint64(2**64 - 1))
-        out = membership.any_in_range(w_lo, w_hi, ms.first)
-        if len(ms.going):  # exact, but where lo's or hi's first word is a member's that goes on
+        out = membership.any_in_range(w_lo, w_hi, ms.first, lo_known, hi_known)
+        if len(ms.going):
+            if lo_known is not None:  # below every word: the empty string's
+                w_lo = np.where(lo_known, w_lo, np.uint64(0))
+            if hi_known is not None:  # above every word (no marker exceeds 8)
+                w_hi = np.where(hi_known, w_hi, np.uint64(2**64 - 1))  # exact, but where lo's or hi's first word is a member's that goes on
             tie_lo = membership.contains(ms.going, w_lo)
             tied = np.flatnonzero(tie_lo | membership.contains(ms.going, w_hi))
             if len(tied):

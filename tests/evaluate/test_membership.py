@@ -20,8 +20,10 @@ DTYPES = {
 }
 
 
-#: the default block size, and blocks so small that a few containers span several
-BLOCKS = pytest.mark.parametrize("block", [membership.BLOCK, 5], ids=["block", "tiny-blocks"])
+#: the default block size; blocks so small that a few containers span several; and those
+#: tiny blocks shared among three threads
+BLOCKS = pytest.mark.parametrize("block,threads", [(membership.BLOCK, 1), (5, 1), (5, 3)],
+                                 ids=["block", "tiny-blocks", "threads"])
 
 
 @st.composite
@@ -35,23 +37,34 @@ def cases(draw):
     hi = draw(st.lists(pick, min_size=n, max_size=n))
     size = draw(st.sampled_from([1, 3, membership.SCAN_MAX, membership.SCAN_MAX + 9]))
     members = draw(st.lists(pick, min_size=0, max_size=size))
+    known = st.one_of(st.none(), st.lists(st.booleans(), min_size=n, max_size=n).map(np.array))
     arr = lambda xs: np.array(xs, dtype=dtype)  # noqa: E731
-    return arr(lo), arr(hi), np.sort(arr(members))
+    return arr(lo), arr(hi), np.sort(arr(members)), draw(known), draw(known)
 
 
 @BLOCKS
 @settings(max_examples=examples(300), deadline=None)
 @given(case=cases())
-def test_lookups_match_python(block, case):
-    lo, hi, members = case
+def test_lookups_match_python(block, threads, case):
+    lo, hi, members, lo_known, hi_known = case
+    with mock.patch.object(membership, "BLOCK", block), \
+            mock.patch.object(membership, "PARALLEL_MIN", 4 if threads > 1 else membership.PARALLEL_MIN), \
+            mock.patch.object(membership, "_workers", lambda: threads):
+        check(lo, hi, members, lo_known, hi_known)
+
+
+def check(lo, hi, members, lo_known=None, hi_known=None):
+    """Every lookup against Python; an unknown bound (``*_known`` False) is no bound."""
     m = members.tolist()
-    with mock.patch.object(membership, "BLOCK", block):
-        check(lo, hi, members, m)
-
-
-def check(lo, hi, members, m):
-    assert membership.any_in_range(lo, hi, members).tolist() == [
-        any(a <= x <= b for x in m) for a, b in zip(lo.tolist(), hi.tolist())]
+    n = len(lo)
+    lo_known = [True] * n if lo_known is None else lo_known.tolist()
+    hi_known = [True] * n if hi_known is None else hi_known.tolist()
+    expected = [any((not ka or a <= x) and (not kb or x <= b) for x in m)
+                for a, b, ka, kb in zip(lo.tolist(), hi.tolist(), lo_known, hi_known)]
+    got = membership.any_in_range(lo, hi, members, np.array(lo_known, bool), np.array(hi_known, bool))
+    assert got.tolist() == expected
+    if all(lo_known) and all(hi_known):
+        assert membership.any_in_range(lo, hi, members).tolist() == expected
     assert membership.contains(members, lo).tolist() == [a in m for a in lo.tolist()]
     if len(m):
         assert membership.count_below(members, lo).tolist() == [
