@@ -76,7 +76,7 @@ class KeyedStrings:
     """One column of string or binary bounds (``string``, ``large_string``, ``binary``,
     ``large_binary``) with its shared prefix and its words, computed on first use."""
 
-    __slots__ = ("arr", "starts", "lengths", "data", "_prefix", "_words", "_continues")
+    __slots__ = ("arr", "starts", "lengths", "data", "_prefix", "_words", "_continues", "_signs")
 
     def __init__(self, arr: pa.Array):
         self.arr = arr
@@ -97,6 +97,7 @@ class KeyedStrings:
         self._prefix = None
         self._words: dict[tuple[int, int], np.ndarray] = {}
         self._continues: dict[int, bool] = {}
+        self._signs: dict[int, tuple[KeyedStrings, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self.arr)
@@ -219,19 +220,27 @@ def aligned(a: KeyedStrings, b: KeyedStrings) -> tuple[int, int]:
 
 
 def compare_columns(a: KeyedStrings, op: str, b: KeyedStrings) -> np.ndarray:
-    """``a[i] op b[i]`` for every row (by bytes)."""
+    """``a[i] op b[i]`` for every row (by bytes). The signs of ``a - b`` are kept on ``a``
+    (the tests of min against max of a column repeat on every call)."""
+    cached = a._signs.get(id(b))
+    if cached is None or cached[0] is not b:
+        cached = a._signs[id(b)] = (b, _column_signs(a, b))
+    return OPS[op](cached[1], 0)
+
+
+def _column_signs(a: KeyedStrings, b: KeyedStrings) -> np.ndarray:
+    """``sign(a[i] - b[i])`` for every row, as int8."""
     offset, outside = aligned(a, b)
     if outside:
-        return np.full(len(a), bool(OPS[op](outside, 0)))
+        return np.full(len(a), outside, dtype=np.int8)
     wa, wb = a.words(0, offset), b.words(0, offset)
-    out = OPS[op](wa, wb)
+    out = _sign(wa, wb)
     if not (a.continues(offset) and b.continues(offset)):
         return out
     tied = np.flatnonzero((wa == wb) & ~_ended(wa))
     if len(tied):
-        sign = _settle(lambda lv, p: a.words_of(tied[p], lv, offset),
-                       lambda lv, p: b.words_of(tied[p], lv, offset), len(tied))
-        out[tied] = OPS[op](sign, 0)
+        out[tied] = _settle(lambda lv, p: a.words_of(tied[p], lv, offset),
+                            lambda lv, p: b.words_of(tied[p], lv, offset), len(tied))
     return out
 
 

@@ -145,3 +145,15 @@ def test_sliced_arrays_and_the_end_of_the_buffer():
     assert ks.prefix == b""
     assert ks.words(0, 0).tolist() == [strings.encode(v.encode())[0] for v in arr.to_pylist()]
     assert strings.compare_literal(ks, "=", "é".encode()).tolist() == [False, False, True]
+
+
+def test_column_signs_are_kept_per_other_column():
+    """The second comparison of a pair reads the kept signs; another column gets its own."""
+    a = strings.KeyedStrings(pa.array(["https://a/1234567890x", "b", "https://a/1234567890"]))
+    b = strings.KeyedStrings(pa.array(["https://a/1234567890y", "b", "https://a/1234567890"]))
+    c = strings.KeyedStrings(pa.array(["https://a/1234567890", "a", "https://a/1234567890z"]))
+    for _ in range(2):
+        assert strings.compare_columns(a, "<", b).tolist() == [True, False, False]
+        assert strings.compare_columns(a, "=", b).tolist() == [False, True, True]
+        assert strings.compare_columns(a, ">", c).tolist() == [True, True, False]
+    assert len(a._signs) == 2
