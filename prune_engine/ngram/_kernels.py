@@ -59,7 +59,9 @@ only on the containers that no earlier one matched.
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 
 import numpy as np
 from numba import boolean, float64, int8, int64, njit, types, uint8
@@ -119,6 +121,33 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: decorates every helper: compiled only inside the kernels that call it, so numba builds no
 #: Python-callable wrapper for it (that wrapper is about half of a small helper's compile time)
 _helper = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+def _kernel(signature, **options):
+    """Decorates a kernel with one explicit signature, compiled (or loaded from numba's cache)
+    on its first call rather than at import: numba compiles an explicit signature as soon as
+    it decorates, and a process that only probes should not pay for compiling the build."""
+    return lambda py_func: _LazyKernel(py_func, signature, options)
+
+
+class _LazyKernel:
+    """See :func:`_kernel`."""
+
+    def __init__(self, py_func, signature, options: dict):
+        functools.update_wrapper(self, py_func)
+        self.py_func, self.signature, self.options = py_func, signature, options
+        self.dispatcher = None
+        self._lock = threading.Lock()
+
+    def compiled(self):
+        """The numba dispatcher, compiled on first use (once, whatever the threads)."""
+        with self._lock:
+            if self.dispatcher is None:
+                self.dispatcher = njit(self.signature, cache=True, **self.options)(self.py_func)
+        return self.dispatcher
+
+    def __call__(self, *args):
+        return (self.dispatcher or self.compiled())(*args)
 
 
 def ro(a: np.ndarray, dtype) -> np.ndarray:
@@ -520,10 +549,10 @@ def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     return KIND_SBBF, nblocks
 
 
-@njit(int64(I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64,
-            W_U64, W_U32, W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_I64, W_B1,
-            W_I64, int64),
-      cache=True, nogil=True)
+@_kernel(int64(I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64,
+               W_U64, W_U32, W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_I64, W_B1,
+               W_I64, int64),
+         nogil=True)
 def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
                   max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
                   count, ring, lanes, out, out_off, out_ok, need, start):
@@ -622,7 +651,7 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
     return ncont
 
 
-@njit(types.void(U8, I64, B1, W_U64), cache=True, nogil=True)
+@_kernel(types.void(U8, I64, B1, W_U64), nogil=True)
 def checksums(data, offsets, valid, sums):
     """The trailer of every valid entry ``data[offsets[c]:offsets[c + 1]]``: xxHash64 of its
     bytes before the trailer (read-only input, as :func:`read_directory` reads it)."""
@@ -664,7 +693,7 @@ def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
     return CORRUPT
 
 
-@njit(types.void(I64, U8, B1, W_I8, W_I8, W_I8, W_I64, W_I64), cache=True)
+@_kernel(types.void(I64, U8, B1, W_I8, W_I8, W_I8, W_I64, W_I64))
 def read_directory(offsets, data, valid, status, gram_size, kind, count, position):
     """Decode and verify every entry once into (all zero, the caller's): ``status`` (OK,
     CORRUPT for structure or checksum, BAD_VERSION), ``gram_size``, and ``kind``, ``count``
@@ -738,8 +767,8 @@ def _gram_order(live, m, kind, count, pos, data, hashes, start, stop, some, held
         order[j] = g
 
 
-@njit(types.void(I8, I8, I64, I64, U8, int64, U64, I64, W_B1, W_I64, W_I64, W_I64, W_I64, W_I64),
-      cache=True)
+@_kernel(types.void(I8, I8, I64, I64, U8, int64, U64, I64, W_B1, W_I64, W_I64, W_I64, W_I64,
+                    W_I64))
 def probe_entries(gram_size, kind, count, pos, data, n, term_hashes, term_offsets, out, rest,
                   live, some, held, order):
     """May-match mask (into ``out``, all False) of every entry (one section of a
