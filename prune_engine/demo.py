@@ -1,11 +1,11 @@
-"""Command line: ``prune-engine demo`` and ``prune-engine spark-demo`` (also
-``python -m prune_engine.cli ...``).
+"""The demo lake and the two demos behind ``prune-engine demo`` and ``prune-engine spark-demo``.
 
-The demo writes a small generated lake (Hive-partitioned Parquet files of web-shop events,
-with a nested ``client`` struct and a list of ``items``), collects its statistics, runs a few
-queries, and reports per query how many row groups were pruned and why; then it reads the
-result with ``pe.scan`` (only the kept row groups, only the nested leaves it selects) and checks
-that it holds exactly the rows DuckDB finds in a full scan.
+:func:`make_lake` writes a small generated lake: Hive-partitioned Parquet files of web-shop
+events, with a nested ``client`` struct and a list of ``items`` (the notebooks and the tests use
+it too, with smaller sizes). The demo writes it, collects its statistics, runs a few queries,
+and reports per query how many row groups were pruned and why; then it reads the result with
+``pe.scan`` (only the kept row groups, only the nested leaves it selects) and checks that it
+holds exactly the rows DuckDB finds in a full scan.
 
 The Spark demo runs one pipeline on the same generated lake in a local Spark session: the
 statistics collected by a Spark job, a pruned read and a pruned join, each with the files
@@ -14,11 +14,11 @@ Spark scanned with and without prune_engine and a check that the rows are the sa
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +205,23 @@ def _run_spark_demo(root: Path, out) -> None:
         spark.stop()
 
 
-def _spark_step(write, title: str, plain, pruned, summary) -> None:
+@dataclass
+class SparkComparison:
+    """One query run twice in Spark: plainly and with prune_engine (:func:`compare_with_plain`)."""
+
+    files_plain: int
+    files_pruned: int
+    rows_plain: int
+    rows_pruned: int
+    same_rows: bool
+    plain_seconds: float
+    pruned_seconds: float
+
+
+def compare_with_plain(plain, pruned) -> SparkComparison:
+    """Collect the plain and the pruned DataFrame; the files each scan opened, their rows
+    (compared as sorted lists: the pruned read must find exactly the plain read's rows) and
+    their times."""
     import prune_engine.spark as pes
 
     t0 = time.perf_counter()
@@ -215,14 +231,21 @@ def _spark_step(write, title: str, plain, pruned, summary) -> None:
     rows = pruned.collect()
     pruned_s = time.perf_counter() - t0
     same = sorted(map(repr, rows)) == sorted(map(repr, plain_rows))
+    return SparkComparison(pes.files_scanned(plain), pes.files_scanned(pruned), len(plain_rows),
+                           len(rows), same, plain_s, pruned_s)
+
+
+def _spark_step(write, title: str, plain, pruned, summary) -> None:
+    run = compare_with_plain(plain, pruned)
     write(title)
-    write(f"  plain Spark:       {pes.files_scanned(plain):4d} files scanned, "
-          f"{len(plain_rows)} rows, {plain_s:.2f} s")
-    write(f"  with prune_engine: {pes.files_scanned(pruned):4d} files scanned, {len(rows)} rows, "
-          f"{pruned_s:.2f} s (+ {summary.prune_seconds * 1e3:.0f} ms pruning on the driver)")
-    write(f"  {'same rows as plain Spark' if same else 'MISMATCH: rows differ'}")
+    write(f"  plain Spark:       {run.files_plain:4d} files scanned, "
+          f"{run.rows_plain} rows, {run.plain_seconds:.2f} s")
+    write(f"  with prune_engine: {run.files_pruned:4d} files scanned, {run.rows_pruned} rows, "
+          f"{run.pruned_seconds:.2f} s (+ {summary.prune_seconds * 1e3:.0f} ms pruning on the "
+          "driver)")
+    write(f"  {'same rows as plain Spark' if run.same_rows else 'MISMATCH: rows differ'}")
     write("")
-    if not same:
+    if not run.same_rows:
         raise SystemExit("the Spark demo found a wrong prune")
 
 
@@ -245,24 +268,3 @@ def _matching_rows(stats, query: str) -> int:
         con.unregister("rg")
         full += count
     return full
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="prune-engine", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="generate a lake, collect statistics, prune a few queries")
-    demo.add_argument("--dir", type=Path, default=None, help="write the lake here (default: a temp dir)")
-    spark = sub.add_parser("spark-demo", help="the same lake in local Spark: statistics job, "
-                                              "pruned read and join (needs Java 17, pyspark)")
-    spark.add_argument("--dir", type=Path, default=None,
-                       help="write the lake here (default: a temp dir)")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        run_demo(args.dir)
-    elif args.command == "spark-demo":
-        run_spark_demo(args.dir)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
