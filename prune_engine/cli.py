@@ -156,11 +156,13 @@ def _print_prune_table(r: dict) -> None:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
+    """``132647`` -> ``'132.6 kB'`` (decimal units, as ``ls -lh --si``)."""
+    value, unit = float(n), "B"
+    for larger in ("kB", "MB", "GB", "TB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, larger
+    return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
 
 
 # ------------------------------------------------------------------------------ explain

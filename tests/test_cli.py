@@ -240,6 +240,16 @@ def test_warnings_are_one_line(stats_file, capsys, monkeypatch):
     assert code == 0 and err == "prune-engine: warning: first line second line\n"
 
 
+def test_os_failures_while_running_exit_1(stats_file, capsys, monkeypatch):
+    def full_disk(stats, sql):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli, "prune_report", full_disk)
+    code, out, err = run(capsys, "prune", stats_file, "amount > 1")
+    assert code == 1 and out == ""
+    assert err == "prune-engine: error: [Errno 28] No space left on device\n"
+
+
 def test_bench_outside_a_checkout(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "bench_script", lambda: tmp_path / "bench" / "run.py")
     code, out, err = run(capsys, "bench", "--quick")
