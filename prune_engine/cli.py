@@ -1,267 +1,460 @@
-"""Command line: ``prune-engine demo`` and ``prune-engine spark-demo`` (also
-``python -m prune_engine.cli ...``).
+"""The command line: ``prune-engine COMMAND ...`` (also ``python -m prune_engine.cli COMMAND``).
 
-The demo writes a small generated lake (Hive-partitioned Parquet files of web-shop events,
-with a nested ``client`` struct and a list of ``items``), collects its statistics, runs a few
-queries, and reports per query how many row groups were pruned and why; then it reads the
-result with ``pe.scan`` (only the kept row groups, only the nested leaves it selects) and checks
-that it holds exactly the rows DuckDB finds in a full scan.
+Commands: ``stats`` (collect and save statistics), ``prune`` (which files a predicate keeps),
+``explain`` (per container: kept or pruned, and why), ``scan`` (a pruned read into a Parquet
+file), ``demo`` and ``spark-demo`` (:mod:`prune_engine.demo`), ``bench`` (the benchmark
+harness of a source checkout). Each is a thin layer over the public functions: what it prints
+is what ``pe.prune``, ``pe.explain`` and ``pe.scan`` return.
 
-The Spark demo runs one pipeline on the same generated lake in a local Spark session: the
-statistics collected by a Spark job, a pruned read and a pruned join, each with the files
-Spark scanned with and without prune_engine and a check that the rows are the same.
+Conventions, the same for every command:
+
+- results go to stdout, fit for pipes: no colours; a progress bar only on stderr, and only when
+  stderr is a terminal. A closed pipe (``| head``) ends the command quietly.
+- every error is ONE line on stderr, ``prune-engine: error: ...``, never a traceback; warnings
+  are one line too (``prune-engine: warning: ...``).
+- exit codes: 0 done; 2 the command cannot run as given: a usage mistake, or input that
+  prune_engine rejects (every :class:`~prune_engine.PruneEngineError`: a missing source,
+  malformed SQL, an unknown column, a type mismatch, a file that is not a statistics file, an
+  output it cannot write), or ``bench`` outside a source checkout; 1 a failure outside
+  prune_engine while running (an operating-system error; ``bench`` passes the harness's code
+  on); 141 stdout was closed early (as for SIGPIPE); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
+import os
+import subprocess
 import sys
-import tempfile
 import time
+import warnings
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-DEMO_QUERIES = [
-    "ts >= TIMESTAMP '2024-03-20 00:00:00' AND ts < TIMESTAMP '2024-03-21 00:00:00'",
-    "country = 'IS' AND amount > 900",
-    "user_id IN (17, 4242, 99991)",
-    "url LIKE 'https://shop.example/checkout/%'",
-    "url LIKE '%/gift-card/%'",
-    "NOT (status IS NOT NULL) OR latency_ms > 4.5e3",
-    "day = DATE '2024-03-05'",
-    "client.app_version >= 519 AND client.os = 'ios'",
-]
-#: what the demo reads of each query's result: nested leaves, the struct shape kept
-DEMO_COLUMNS = ["ts", "user_id", "client.os", "items.price"]
-
-_PATHS = ["home", "search", "product/shoes", "product/hats", "cart", "checkout/pay", "checkout/done",
-          "account/orders", "help/returns", "gift-card/redeem"]
-_COUNTRIES = np.array(["DE", "FR", "US", "IS", "BR", "JP", "IN", "NG"])
-_OS = np.array(["android", "ios", "web"])
+PROG = "prune-engine"
+#: the exit codes (see the module doc)
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+EXIT_PIPE = 141
+EXIT_INTERRUPTED = 130
+FORMATS = ("table", "json", "paths")
 
 
-def make_lake(root: Path, days: int = 20, files_per_day: int = 2, rows_per_file: int = 20_000,
-              row_group_size: int = 5_000, seed: int = 7) -> list[Path]:
-    """Write a deterministic lake under ``root/day=YYYY-MM-DD/part-N.parquet``."""
-    rng = np.random.default_rng(seed)
-    start = np.datetime64("2024-03-01T00:00:00", "us")
-    written = []
-    for d in range(days):
-        day = start + np.timedelta64(d, "D")
-        folder = root / f"day={str(day)[:10]}"
-        folder.mkdir(parents=True, exist_ok=True)
-        for f in range(files_per_day):
-            n = rows_per_file
-            offsets = np.sort(rng.integers(0, 86_400_000_000 // files_per_day, n)) + f * (86_400_000_000 // files_per_day)
-            ts = pa.array(day + offsets.astype("timedelta64[us]"), pa.timestamp("us", tz="UTC"))
-            # users cluster by file; countries are mostly sorted within a file
-            users = rng.integers(0, 5_000, n) + (d * files_per_day + f) * 2_500
-            country = np.sort(rng.choice(_COUNTRIES, n, p=[.3, .2, .2, .01, .09, .1, .05, .05]))
-            page = rng.choice(len(_PATHS), n, p=[.3, .2, .1, .1, .1, .06, .05, .05, .039, .001])
-            if d % 3:
-                page = np.where(page == len(_PATHS) - 1, 0, page)  # gift cards on some days only
-            urls = [f"https://shop.example/{_PATHS[p]}/{u % 97}" for p, u in zip(page, users)]
-            status = pa.array(rng.choice([200, 200, 200, 404, 500], n).astype(np.int16),
-                              mask=rng.random(n) < 0.001)
-            # one app release a day: versions grow with the day, so they prune
-            client = pa.StructArray.from_arrays([
-                pa.array(rng.choice(_OS, n)),
-                pa.array((500 + d + rng.integers(-1, 1, n)).astype(np.int32)),
-            ], names=["os", "app_version"])
-            counts = rng.integers(0, 4, n)
-            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-            items = pa.ListArray.from_arrays(offsets, pa.StructArray.from_arrays([
-                pa.array(rng.integers(0, 1000, int(offsets[-1]))),
-                pa.array(np.round(rng.gamma(2.0, 25.0, int(offsets[-1])), 2)),
-            ], names=["sku", "price"]))
-            table = pa.table({
-                "ts": ts,
-                "user_id": pa.array(users, pa.int64()),
-                "country": pa.array(country),
-                "url": pa.array(urls),
-                "amount": pa.array(np.round(rng.gamma(2.0, 80.0, n), 2)),
-                "latency_ms": pa.array(rng.lognormal(4.0, 0.6, n)),
-                "status": status,
-                "client": client,
-                "items": items,
-            })
-            path = folder / f"part-{f}.parquet"
-            pq.write_table(table, path, row_group_size=row_group_size)
-            written.append(path)
-    return written
+class CommandError(Exception):
+    """An error the command line reports as one line, with its exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        self.code = code
+        super().__init__(message)
 
 
-@contextlib.contextmanager
-def _lake_dir(root: Path | None):
-    """``root``, or a temporary directory removed afterwards."""
-    if root is not None:
-        yield root
-        return
-    with tempfile.TemporaryDirectory(prefix="prune_engine_demo_") as tmp:
-        yield Path(tmp)
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake reported as one line (not the usage block)."""
+
+    def error(self, message: str):
+        raise CommandError(f"{message} (see '{self.prog} --help')")
 
 
-def run_demo(root: Path | None = None, out=sys.stdout) -> None:
-    with _lake_dir(root) as lake:
-        _run_demo(lake, out)
+# ------------------------------------------------------------------------------ stats
 
 
-def _run_demo(root: Path, out) -> None:
+def _stats(args) -> None:
     import prune_engine as pe
 
-    write = lambda s="": print(s, file=out)  # noqa: E731
-    t0 = time.perf_counter()
-    files = make_lake(root)
-    write(f"generated lake: {len(files)} Parquet files, "
-          f"{sum(pq.ParquetFile(f).metadata.num_row_groups for f in files)} row groups "
-          f"({time.perf_counter() - t0:.1f} s)")
-    t0 = time.perf_counter()
-    stats = pe.collect_stats(root, granularity="row_group", ngram=["url"], progress=False)
-    write(f"statistics: {stats.num_rows} containers, from the footers (+ an n-gram index on url) "
-          f"in {time.perf_counter() - t0:.2f} s")
-    write("")
-    for query in DEMO_QUERIES:
-        t0 = time.perf_counter()
-        report = pe.explain(stats, query)
-        elapsed = (time.perf_counter() - t0) * 1e3
-        keep = report.column("keep").to_numpy(zero_copy_only=False)
-        reasons = report.column("reason").to_pylist()
-        write(f"query: {query}")
-        write(f"  kept {int(keep.sum())} of {len(keep)} row groups "
-              f"({100 * (1 - keep.mean()):.0f}% pruned) in {elapsed:.2f} ms")
-        counts: dict[str, int] = {}
-        for r in reasons:
-            if r is not None:
-                counts[r] = counts.get(r, 0) + 1
-        for reason, count in sorted(counts.items(), key=lambda kv: -kv[1])[:3]:
-            write(f"    {count:4d} pruned because {reason}")
-        t0 = time.perf_counter()
-        result = pe.scan(root, where=query, columns=DEMO_COLUMNS, stats=stats)
-        elapsed = time.perf_counter() - t0
-        full = _matching_rows(stats, query)
-        verdict = "same rows as a full scan" if full == result.num_rows else "MISMATCH: rows lost"
-        write(f"  pe.scan read {int(keep.sum())} row groups, columns {', '.join(DEMO_COLUMNS)}: "
-              f"{result.num_rows} rows in {elapsed * 1e3:.0f} ms; DuckDB over every row "
-              f"group: {full}: {verdict}")
-        if result.num_rows:
-            first = result.slice(0, 1).to_pylist()[0]
-            write(f"    first row: client={first['client']}, items={first['items']}")
-        write("")
-        if full != result.num_rows:
-            raise SystemExit("the demo found a wrong prune")
+    started = time.perf_counter()
+    stats = pe.collect_stats(args.source, granularity=args.granularity, ngram=args.ngram,
+                             threads=args.threads)
+    stats.save(args.output)
+    files = len(stats.metadata.get("files") or {})
+    noun = "row groups" if args.granularity == "row_group" else "files"
+    print(f"{stats.num_rows} containers ({noun}) of {files} files in "
+          f"{time.perf_counter() - started:.2f} s, saved to {args.output}")
 
 
-SPARK_READ = ("ts >= timestamp'2024-03-20 06:00:00' AND ts < timestamp'2024-03-20 09:00:00' "
-              "AND country = 'IS'")
-#: users of one campaign: their ids cluster in a few files (see ``make_lake``)
-SPARK_CAMPAIGN = [1_000, 1_001, 60_250, 60_251, 91_000]
+# ------------------------------------------------------------------------------ prune
 
 
-def run_spark_demo(root: Path | None = None, out=sys.stdout) -> None:
-    """The Spark pipeline on the generated lake (see the module doc)."""
-    with _lake_dir(root) as lake:
-        _run_spark_demo(lake, out)
+def prune_report(stats, sql: str) -> dict:
+    """What ``pe.prune(stats, sql)`` keeps, per container and per file, as the JSON object
+    ``prune --format json`` prints.
+
+    A file is skipped whole when none of its containers is kept; its size is the one recorded
+    when the statistics were collected (``stats.metadata["files"]``). ``bytes_total`` and
+    ``bytes_skipped`` are null when the statistics record no size for some file: the
+    statistics layout has no byte-size column, and row-group sizes are not recorded at all.
+
+    >>> import pyarrow as pa
+    >>> stats = pa.table({"container": ["a#0", "a#1", "b#0"], "path": ["a", "a", "b"],
+    ...     "num_records": [2, 2, 2], "min_values": [{"x": 0}, {"x": 5}, {"x": 7}],
+    ...     "max_values": [{"x": 3}, {"x": 6}, {"x": 9}],
+    ...     "null_count": [{"x": 0}, {"x": 0}, {"x": 0}]})
+    >>> r = prune_report(stats, "x < 4")
+    >>> r["kept_containers"], r["kept_paths"], r["files_total"], r["bytes_skipped"]
+    (['a#0'], ['a'], 2, None)
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    import prune_engine as pe
+    from prune_engine.stats import layout
+    from prune_engine.stats.table import as_stats_table
+
+    stats = as_stats_table(stats)
+    mask = pe.prune(stats, sql)
+    table = stats.table
+    by = layout.PATH if layout.PATH in table.column_names else layout.CONTAINER
+    files = pa.table({"path": table.column(by), "keep": mask}).group_by(
+        "path", use_threads=False).aggregate([("keep", "sum")])
+    paths = files.column("path").to_pylist()
+    kept = [n > 0 for n in files.column("keep_sum").to_pylist()]
+    recorded = stats.metadata.get("files") or {}
+    sizes = [(recorded.get(p) or [None])[0] for p in paths]
+    known = all(s is not None for s in sizes)
+    return {
+        "predicate": sql,
+        "containers_total": stats.num_rows,
+        "containers_kept": pc.sum(mask).as_py() or 0,
+        "files_total": len(paths),
+        "files_kept": sum(kept),
+        "bytes_total": sum(sizes) if known else None,
+        "bytes_skipped": sum(s for s, k in zip(sizes, kept) if not k) if known else None,
+        "kept_paths": [p for p, k in zip(paths, kept) if k],
+        "kept_containers": table.column(layout.CONTAINER).filter(mask).to_pylist(),
+    }
 
 
-def _run_spark_demo(root: Path, out) -> None:
-    import os
+def _prune(args) -> None:
+    import prune_engine as pe
 
-    from pyspark.sql import SparkSession
+    report = prune_report(pe.read_stats(args.stats), args.sql)
+    if args.format == "json":
+        print(json.dumps(report))
+    elif args.format == "paths":
+        for path in report["kept_paths"]:
+            print(path)
+    else:
+        _print_prune_table(report)
 
-    import prune_engine.spark as pes
 
-    write = lambda s="": print(s, file=out)  # noqa: E731
-    make_lake(root)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers: this Python
-    t0 = time.perf_counter()
-    spark = (SparkSession.builder.master("local[2]").appName("prune_engine-demo")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    write(f"local Spark {spark.version} session ({time.perf_counter() - t0:.1f} s)")
+def _print_prune_table(r: dict) -> None:
+    total, kept = r["containers_total"], r["containers_kept"]
+    pruned = 100 * (1 - kept / total) if total else 0.0
+    print(f"kept {kept} of {total} containers ({pruned:.0f}% pruned), "
+          f"in {r['files_kept']} of {r['files_total']} files")
+    skipped = r["files_total"] - r["files_kept"]
+    if r["bytes_skipped"] is None:
+        print(f"skipped {skipped} files whole; bytes skipped: unknown (the statistics record "
+              "no file sizes)")
+    else:
+        inside = "; row groups pruned inside the files read are not counted" \
+            if total != r["files_total"] else ""
+        print(f"skipped {skipped} files whole: {_size(r['bytes_skipped'])} of "
+              f"{_size(r['bytes_total'])} (file sizes recorded with the statistics{inside})")
+    print("kept paths:" if r["kept_paths"] else "kept paths: none")
+    for path in r["kept_paths"]:
+        print(f"  {path}")
+
+
+def _size(n: int) -> str:
+    """``132647`` -> ``'132.6 kB'`` (decimal units, as ``ls -lh --si``)."""
+    value, unit = float(n), "B"
+    for larger in ("kB", "MB", "GB", "TB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, larger
+    return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+
+
+# ------------------------------------------------------------------------------ explain
+
+
+def _explain(args) -> None:
+    import prune_engine as pe
+
+    report = pe.explain(pe.read_stats(args.stats), args.sql)
+    containers = report.column("container").to_pylist()
+    keep = report.column("keep").to_pylist()
+    reasons = report.column("reason").to_pylist()
+    pruned = [(c, r) for c, k, r in zip(containers, keep, reasons) if not k]
+    print(f"pruned {len(pruned)} of {len(containers)} containers"
+          + (", because the statistics prove empty:" if pruned else ""))
+    counts: dict[str, int] = {}
+    for _, reason in pruned:
+        counts[reason or "?"] = counts.get(reason or "?", 0) + 1
+    for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:6d}  {reason}")
+    rows = [("keep" if k else "prune", c, r or ("may match" if k else "?"))
+            for c, k, r in zip(containers, keep, reasons) if args.all or not k]
+    shown = rows if args.limit == 0 else rows[:args.limit]
+    if shown:
+        print()
+        width = max(len(c) for _, c, _ in shown)
+        for verdict, container, reason in shown:
+            print(f"{verdict:<5}  {container:<{width}}  {reason}")
+    if len(shown) < len(rows):
+        print(f"... {len(rows) - len(shown)} more (--limit 0 shows them all)")
+
+
+# ------------------------------------------------------------------------------ scan
+
+
+def _scan(args) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import prune_engine as pe
+
+    started = time.perf_counter()
+    stats = pe.read_stats(args.stats) if args.stats else None
+    table, summary = pe.scan(args.source, where=args.where, columns=args.columns, stats=stats,
+                             flatten=args.flatten, return_summary=True)
     try:
-        t0 = time.perf_counter()
-        stats = pes.collect_stats(spark, str(root), granularity="file", ngram=["url"])
-        write(f"statistics of {stats.num_rows} files, footers and n-gram index read by Spark's "
-              f"executors, in {time.perf_counter() - t0:.1f} s")
-        write("")
-        plain = spark.read.parquet(str(root)).where(SPARK_READ)
-        pruned, summary = pes.read(spark, str(root), SPARK_READ, stats=stats, return_summary=True)
-        _spark_step(write, f"read: {SPARK_READ}", plain, pruned, summary)
-        campaign = spark.createDataFrame([(u, "spring") for u in SPARK_CAMPAIGN],
-                                         "user_id long, campaign string")
-        events = spark.read.parquet(str(root))
-        plain = events.join(campaign, events["user_id"] == campaign["user_id"])
-        pruned, summary = pes.join(spark, str(root), campaign, on=[("user_id", "user_id")],
-                                   fact_stats=stats, return_summary=True)
-        _spark_step(write, f"join: events with the {len(SPARK_CAMPAIGN)} users of a campaign "
-                           "(user_id is no partition column)", plain, pruned, summary)
-    finally:
-        spark.stop()
+        pq.write_table(table, args.output)
+    except (OSError, pa.ArrowException) as e:
+        raise pe.ScanError(f"{args.output}: cannot write the result: {e}") from None
+    print(f"wrote {table.num_rows} rows to {args.output}; read {summary.row_groups_read} of "
+          f"{summary.row_groups_total} row groups in {summary.files_read} of "
+          f"{summary.files_total} files ({time.perf_counter() - started:.2f} s)")
 
 
-def _spark_step(write, title: str, plain, pruned, summary) -> None:
-    import prune_engine.spark as pes
+def column_paths(text: str) -> list[str]:
+    """Split ``--columns`` at commas outside backticks: ``a.b,`x,y`.z`` -> two paths.
 
-    t0 = time.perf_counter()
-    plain_rows = plain.collect()
-    plain_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    rows = pruned.collect()
-    pruned_s = time.perf_counter() - t0
-    same = sorted(map(repr, rows)) == sorted(map(repr, plain_rows))
-    write(title)
-    write(f"  plain Spark:       {pes.files_scanned(plain):4d} files scanned, "
-          f"{len(plain_rows)} rows, {plain_s:.2f} s")
-    write(f"  with prune_engine: {pes.files_scanned(pruned):4d} files scanned, {len(rows)} rows, "
-          f"{pruned_s:.2f} s (+ {summary.prune_seconds * 1e3:.0f} ms pruning on the driver)")
-    write(f"  {'same rows as plain Spark' if same else 'MISMATCH: rows differ'}")
-    write("")
-    if not same:
-        raise SystemExit("the Spark demo found a wrong prune")
+    >>> column_paths("user.address.city,`a,b`.c, price")
+    ['user.address.city', '`a,b`.c', 'price']
+    """
+    out, current, quoted = [], [], False
+    for ch in text:
+        if ch == "`":
+            quoted = not quoted
+        if ch == "," and not quoted:
+            out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    out.append("".join(current).strip())
+    if any(not p for p in out):
+        raise argparse.ArgumentTypeError(f"empty column path in {text!r}")
+    return out
 
 
-def _matching_rows(stats, query: str) -> int:
-    """Rows matching ``query`` in every row group (by DuckDB)."""
-    import duckdb
+# ------------------------------------------------------------------------------ demos, bench
 
-    con = duckdb.connect()
-    con.execute("SET TimeZone='UTC'")
-    files: dict[str, pq.ParquetFile] = {}
-    full = 0
-    for path, rg in zip(stats.table.column("path").to_pylist(),
-                        stats.table.column("row_group").to_pylist()):
-        pf = files.setdefault(path, pq.ParquetFile(path))
-        part = pf.read_row_group(rg)
-        day = np.datetime64(Path(path).parent.name.split("=", 1)[1], "D")
-        part = part.append_column("day", pa.array(np.full(part.num_rows, day), pa.date32()))
-        con.register("rg", part)
-        count = con.execute(f"SELECT count(*) FROM rg WHERE {query}").fetchall()[0][0]
-        con.unregister("rg")
-        full += count
-    return full
+
+def _demo(args) -> None:
+    from prune_engine.demo import run_demo
+
+    run_demo(args.dir)
+
+
+def _spark_demo(args) -> None:
+    from prune_engine.demo import run_spark_demo
+
+    run_spark_demo(args.dir)
+
+
+def bench_script() -> Path:
+    """Where the benchmark harness lives: ``bench/run.py`` of the source checkout that the
+    package is installed from (an editable install)."""
+    import prune_engine
+
+    return Path(prune_engine.__file__).resolve().parents[1] / "bench" / "run.py"
+
+
+def _bench(args) -> int:
+    script = bench_script()
+    if not script.is_file():
+        raise CommandError("the benchmarks live in a source checkout of prune_engine (run "
+                           f"'make bench' there); there is no {script}")
+    argv = [sys.executable, str(script)]
+    if args.quick:
+        argv.append("--quick")
+    if args.output is not None:
+        argv += ["--output", str(args.output.resolve())]  # the harness runs in the checkout
+    return subprocess.run(argv, cwd=script.parents[1]).returncode
+
+
+# ------------------------------------------------------------------------------ the parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, not {text!r}")
+    return value
+
+
+def _command(sub, name: str, help: str, example: str, run) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                            epilog=f"example:\n{example}",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``prune-engine`` argument parser, one sub-command per command."""
+    parser = _Parser(
+        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Decide which files and Parquet row groups a query can skip, from "
+                    "statistics.",
+        epilog="""examples:
+  prune-engine stats lake/ -o stats.parquet --ngram url
+  prune-engine prune stats.parquet "country = 'IS' AND amount > 900"
+  prune-engine prune stats.parquet "amount > 900" --format paths | xargs ls -l
+  prune-engine scan lake/ --where "amount > 900" --columns ts,client.os -o out.parquet
+
+exit codes: 0 done; 2 the command cannot run as given (a usage mistake, or input prune_engine
+rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure while running
+(an operating-system error); 141 the output pipe was closed. Errors are one line on stderr.""")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _command(sub, "stats", "collect the statistics of a Parquet lake and save them",
+                 "  prune-engine stats lake/ -o stats.parquet --granularity row_group "
+                 "--ngram url\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
+                 "march.parquet --granularity file", _stats)
+    p.add_argument("source", metavar="SOURCE",
+                   help="a Parquet file, a directory (Hive key=value folders are partitions) "
+                        "or a glob")
+    p.add_argument("-o", "--output", required=True, metavar="STATS",
+                   help="the statistics file to write (Parquet)")
+    p.add_argument("--granularity", choices=("row_group", "file"), default="row_group",
+                   help="one container per row group (default) or per file")
+    p.add_argument("--ngram", action="extend", nargs="+", metavar="COLUMN",
+                   help="string columns to index for LIKE '%%...%%' (reads their data)")
+    p.add_argument("--threads", type=_positive, metavar="N",
+                   help="footer-reading threads (default: one per core)")
+
+    p = _command(sub, "prune", "the containers and files a predicate keeps",
+                 "  prune-engine prune stats.parquet \"country = 'IS' AND amount > 900\"\n"
+                 "  prune-engine prune stats.parquet \"url LIKE '%/gift-card/%'\" --format "
+                 "paths | xargs ls -l", _prune)
+    p.add_argument("stats", metavar="STATS", help="a statistics file (prune-engine stats -o)")
+    p.add_argument("sql", metavar="SQL", help="a SQL WHERE predicate")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table: for people (default); json: one object (containers_total, "
+                        "containers_kept, files_total, files_kept, bytes_total, bytes_skipped "
+                        "(null: not recorded), kept_paths, kept_containers); paths: one kept "
+                        "file per line")
+
+    p = _command(sub, "explain", "per container: kept or pruned, and the part of the "
+                 "predicate its statistics proved empty",
+                 "  prune-engine explain stats.parquet \"country = 'IS' AND amount > 900\" "
+                 "--limit 5", _explain)
+    p.add_argument("stats", metavar="STATS", help="a statistics file (prune-engine stats -o)")
+    p.add_argument("sql", metavar="SQL", help="a SQL WHERE predicate")
+    p.add_argument("--all", action="store_true",
+                   help="list the kept containers too (default: only the pruned)")
+    p.add_argument("--limit", type=_count, default=20, metavar="N",
+                   help="list at most N containers (default 20; 0: all)")
+
+    p = _command(sub, "scan", "read the matching rows of the kept row groups into a Parquet "
+                 "file, only the columns asked for",
+                 "  prune-engine scan lake/ --where \"amount > 900\" --columns ts,client.os,"
+                 "items.price \\\n      -o out.parquet --stats stats.parquet", _scan)
+    p.add_argument("source", metavar="SOURCE",
+                   help="a Parquet file, a directory (Hive key=value folders are partitions) "
+                        "or a glob")
+    p.add_argument("--where", metavar="SQL", help="a SQL WHERE predicate (default: every row)")
+    p.add_argument("--columns", type=column_paths, action="extend", metavar="PATHS",
+                   help="comma-separated column paths, nested with dots (default: all)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the Parquet file to write")
+    p.add_argument("--stats", metavar="STATS",
+                   help="statistics to prune with (default: read from the footers now)")
+    p.add_argument("--flatten", action="store_true",
+                   help="one top-level column per path (a_b_c) instead of nested structs")
+
+    p = _command(sub, "demo", "generate a lake, collect statistics, prune and scan a few "
+                 "queries", "  prune-engine demo --dir /tmp/lake", _demo)
+    p.add_argument("--dir", type=Path, default=None,
+                   help="write the lake here (default: a temp dir)")
+    p = _command(sub, "spark-demo", "the same lake in local Spark: statistics job, pruned "
+                 "read and join (needs Java 17, pyspark)", "  prune-engine spark-demo",
+                 _spark_demo)
+    p.add_argument("--dir", type=Path, default=None,
+                   help="write the lake here (default: a temp dir)")
+
+    p = _command(sub, "bench", "run the benchmark harness (bench/run.py of a source "
+                 "checkout)", "  prune-engine bench --quick --output results/", _bench)
+    p.add_argument("--quick", action="store_true", help="a short run")
+    p.add_argument("--output", type=Path, metavar="DIR", help="where the harness writes")
+    return parser
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line (a SQL error: its position and the text up to it)."""
+    from prune_engine.errors import SqlParseError
+
+    text = str(error).strip()
+    if isinstance(error, SqlParseError):
+        lines = error.sql.splitlines() or [""]
+        before = lines[min(max(error.line, 1), len(lines)) - 1][:max(error.col, 0)].strip()
+        shown = before if len(before) <= 40 else "..." + before[-37:]
+        return text.splitlines()[0] + (f", after {shown!r}" if shown else "")
+    return " ".join(line.strip() for line in text.splitlines()) or type(error).__name__
+
+
+def _warn(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="prune-engine", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="generate a lake, collect statistics, prune a few queries")
-    demo.add_argument("--dir", type=Path, default=None, help="write the lake here (default: a temp dir)")
-    spark = sub.add_parser("spark-demo", help="the same lake in local Spark: statistics job, "
-                                              "pruned read and join (needs Java 17, pyspark)")
-    spark.add_argument("--dir", type=Path, default=None,
-                       help="write the lake here (default: a temp dir)")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        run_demo(args.dir)
-    elif args.command == "spark-demo":
-        run_spark_demo(args.dir)
-    return 0
+    """Run one command; return its exit code (see the module doc)."""
+    from prune_engine.errors import PruneEngineError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _warn
+            try:
+                args = build_parser().parse_args(argv)
+            except SystemExit as done:  # --help
+                return int(done.code or 0)
+            code = args.run(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code or 0
+    except CommandError as e:
+        return _fail(str(e), e.code)
+    except PruneEngineError as e:
+        return _fail(_one_line(e), EXIT_USAGE)
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_PIPE
+    except OSError as e:
+        return _fail(_one_line(e), EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush into the closed pipe
+    does not print a BrokenPipeError of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+        pass
 
 
 if __name__ == "__main__":

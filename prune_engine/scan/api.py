@@ -53,7 +53,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.collect import _identify, _partition_arrays, collect_stats, list_source
 from prune_engine.stats.table import StatsTable, as_stats_table
 
-__all__ = ["scan", "scan_batches"]
+__all__ = ["scan", "scan_batches", "ScanSummary"]
 
 DEFAULT_BATCH_SIZE = 65_536
 
@@ -65,6 +65,16 @@ class _File:
     schema: pa.Schema
     partitions: dict  # name -> pa.Scalar
     row_groups: list[int] | None = None  # None until planned; [] = nothing to read
+
+
+@dataclass(frozen=True)
+class ScanSummary:
+    """What a scan reads: the source's files and row groups, and those kept by the pruning."""
+
+    files_total: int
+    files_read: int
+    row_groups_total: int
+    row_groups_read: int
 
 
 class _Plan:
@@ -204,6 +214,13 @@ class _Plan:
         return {f.path for f in listing.files if f.path in known and f.size is not None
                 and list(known[f.path]) != [f.size, f.mtime_ns]}
 
+    def summary(self) -> ScanSummary:
+        return ScanSummary(
+            files_total=len(self.files),
+            files_read=sum(1 for f in self.files if f.row_groups),
+            row_groups_total=sum(f.metadata.num_row_groups for f in self.files),
+            row_groups_read=sum(len(f.row_groups) for f in self.files))
+
     # reading ------------------------------------------------------------------------------
     def units(self, per_row_group: bool) -> list[tuple[_File, list[int]]]:
         out = []
@@ -267,7 +284,8 @@ class _Plan:
 
 def scan(source, where=None, columns: Sequence[PathLike] | None = None,
          stats: StatsTable | pa.Table | None = None, *, flatten: bool = False,
-         threads: int | None = None, on_invalid: str = "raise") -> pa.Table:
+         threads: int | None = None, on_invalid: str = "raise", return_summary: bool = False
+         ) -> pa.Table | tuple[pa.Table, ScanSummary]:
     """Prune with ``where``, then read only the kept row groups and only the column chunks
     the projection and the filter need; the rows where ``where`` is TRUE, as one table.
 
@@ -280,6 +298,8 @@ def scan(source, where=None, columns: Sequence[PathLike] | None = None,
     unless ``flatten=True``: one top-level column per path, named by joining it with ``_``
     (``_2``, ``_3`` on collisions). ``stats``: the statistics to prune with (default: collected
     from the footers for the columns ``where`` names). ``threads``: files read at once.
+    ``return_summary=True`` returns ``(table, ScanSummary)``: the files and row groups of the
+    source and how many of them were read.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "orders.parquet")
@@ -289,12 +309,13 @@ def scan(source, where=None, columns: Sequence[PathLike] | None = None,
     [{'orders': [{'price': 120.0}]}]
     >>> pe.scan(path, columns=["orders.qty"], flatten=True).to_pylist()
     [{'orders_qty': [1]}, {'orders_qty': [2]}]
+    >>> pe.scan(path, where="orders.qty > 5", return_summary=True)[1].row_groups_read
+    0
     """
     plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid)
     tables = list(plan.results(per_row_group=False))
-    if not tables:
-        return plan.output.empty_table()
-    return pa.concat_tables(tables)
+    table = pa.concat_tables(tables) if tables else plan.output.empty_table()
+    return (table, plan.summary()) if return_summary else table
 
 
 def scan_batches(source, where=None, columns: Sequence[PathLike] | None = None,

@@ -332,11 +332,13 @@ def _read_one(f: SourceFile, columns, filesystem):
 
 
 def _progress(total: int, progress: bool | None):
-    from tqdm.auto import tqdm
-
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    return tqdm(total=total, disable=not show or total <= 1, unit="file",
-                desc="reading footers", leave=False)
+    show = (sys.stderr.isatty() if progress is None else bool(progress)) and total > 1
+    if show:
+        from tqdm.auto import tqdm
+    else:  # a disabled bar: tqdm.auto would look for (and warn about) notebook widgets
+        from tqdm import tqdm
+    return tqdm(total=total, disable=not show, unit="file", desc="reading footers",
+                leave=False)
 
 
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,

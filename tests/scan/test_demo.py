@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from prune_engine.cli import DEMO_COLUMNS, DEMO_QUERIES, run_demo
+from prune_engine.demo import DEMO_COLUMNS, DEMO_QUERIES, run_demo
 
 
 def test_demo_scans_nested_columns(tmp_path):

@@ -1,0 +1,300 @@
+"""The command line agrees with the library it wraps, and fails in one line.
+
+Most cases run ``main([...])`` in this process; a few run ``python -m prune_engine.cli`` to
+see the real exit codes, stderr and a closed pipe. The lake is the demo's, small: 3 days x 2
+files x 4 row groups of 50 rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from importlib.metadata import entry_points
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import prune_engine as pe
+from prune_engine import cli
+from prune_engine.demo import make_lake
+
+QUERIES = [
+    "country = 'IS' AND amount > 400",          # row groups pruned inside every file
+    "day = DATE '2024-03-02'",                  # whole files pruned (a partition)
+    "user_id IN (17, 5100)",                    # users cluster by file
+    "url LIKE '%/gift-card/%'",                 # the n-gram index
+    "amount < 0",                               # nothing kept
+]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli") / "lake"
+    make_lake(root, days=3, files_per_day=2, rows_per_file=200, row_group_size=50)
+    return root
+
+
+@pytest.fixture(scope="module")
+def stats_file(lake):
+    path = lake.parent / "stats.parquet"
+    assert cli.main(["stats", str(lake), "-o", str(path), "--ngram", "url"]) == 0
+    return path
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def kept_paths(stats, sql: str) -> list[str]:
+    """The files with at least one container ``pe.prune`` keeps, in the statistics' order."""
+    keep = pe.prune(stats, sql).to_pylist()
+    paths = stats.column("path").to_pylist()
+    return list(dict.fromkeys(p for p, k in zip(paths, keep) if k))
+
+
+# ------------------------------------------------------------------------------ stats
+
+
+def test_stats_saves_what_collect_stats_returns(lake, stats_file, capsys):
+    expected = pe.collect_stats(lake, ngram=["url"], progress=False)
+    saved = pe.read_stats(stats_file)
+    assert saved.table.equals(expected.table), "the saved table is collect_stats' table"
+    assert saved.metadata == expected.metadata, "with its metadata (file sizes, options)"
+    code, out, err = run(capsys, "stats", lake, "-o", lake.parent / "files.parquet",
+                         "--granularity", "file", "--threads", "1")
+    assert code == 0 and err == "", "no progress bar when stderr is not a terminal"
+    assert out.startswith("6 containers (files) of 6 files in ") and out.count("\n") == 1
+    by_file = pe.read_stats(lake.parent / "files.parquet")
+    assert by_file.column("row_group").null_count == 6, "file granularity: no row groups"
+
+
+# ------------------------------------------------------------------------------ prune
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_prune_paths_are_the_kept_files(stats_file, capsys, sql):
+    stats = pe.read_stats(stats_file)
+    code, out, err = run(capsys, "prune", stats_file, sql, "--format", "paths")
+    assert code == 0 and err == ""
+    assert out.splitlines() == kept_paths(stats, sql), "exactly the files pe.prune keeps"
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_prune_json_agrees_with_pe_prune(stats_file, capsys, sql):
+    stats = pe.read_stats(stats_file)
+    mask = pe.prune(stats, sql)
+    code, out, _ = run(capsys, "prune", stats_file, sql, "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and out.count("\n") == 1, "one object on one line"
+    assert report["containers_total"] == 24
+    assert report["containers_kept"] == pc.sum(mask).as_py()
+    assert report["kept_containers"] == stats.column("container").filter(mask).to_pylist()
+    assert report["kept_paths"] == kept_paths(stats, sql)
+    files = sorted(set(stats.column("path").to_pylist()))
+    assert report["files_total"] == 6 and report["files_kept"] == len(report["kept_paths"])
+    sizes = {f: os.path.getsize(f) for f in files}
+    assert report["bytes_total"] == sum(sizes.values()), "the sizes on disk"
+    assert report["bytes_skipped"] == sum(s for f, s in sizes.items()
+                                          if f not in report["kept_paths"])
+
+
+def test_prune_table_for_people(stats_file, capsys):
+    sql = "day = DATE '2024-03-02'"
+    code, out, _ = run(capsys, "prune", stats_file, sql)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == "kept 8 of 24 containers (67% pruned), in 2 of 6 files", \
+        "one day of three: its 2 files, 4 row groups each"
+    assert lines[1].startswith("skipped 4 files whole: ") and "kB of " in lines[1]
+    assert [line.strip() for line in lines[3:]] == kept_paths(pe.read_stats(stats_file), sql)
+
+
+def test_prune_without_recorded_sizes_says_so(tmp_path, capsys):
+    path = tmp_path / "plain.parquet"
+    pe.StatsTable(pa.table({
+        "container": ["a", "b"], "num_records": [2, 2],
+        "min_values": [{"x": 0}, {"x": 6}], "max_values": [{"x": 4}, {"x": 9}],
+        "null_count": [{"x": 0}, {"x": 0}]})).save(path)
+    code, out, _ = run(capsys, "prune", path, "x > 5")
+    assert code == 0 and "bytes skipped: unknown" in out, "no sizes: not invented"
+    _, out, _ = run(capsys, "prune", path, "x > 5", "--format", "json")
+    report = json.loads(out)
+    assert report["bytes_skipped"] is None and report["bytes_total"] is None
+    assert report["kept_paths"] == ["b"], "without a path column, the container is the file"
+
+
+# ------------------------------------------------------------------------------ explain
+
+
+def test_explain_lists_the_pruned_with_their_reason(stats_file, capsys):
+    sql = "country = 'IS' AND amount > 400"
+    expected = pe.explain(pe.read_stats(stats_file), sql)
+    pruned = expected.filter(pc.invert(expected.column("keep")))
+    code, out, _ = run(capsys, "explain", stats_file, sql, "--limit", "0")
+    assert code == 0
+    assert out.startswith(f"pruned {pruned.num_rows} of 24 containers")
+    rows = [line.split() for line in out.splitlines() if line.startswith("prune ")]
+    assert [r[1] for r in rows] == pruned.column("container").to_pylist()
+    for line, reason in zip([x for x in out.splitlines() if x.startswith("prune ")],
+                            pruned.column("reason").to_pylist()):
+        assert line.endswith(f"  {reason}"), "each pruned container with pe.explain's reason"
+
+
+def test_explain_all_and_limit(stats_file, capsys):
+    sql = "country = 'IS'"
+    keep = pe.explain(pe.read_stats(stats_file), sql).column("keep").to_pylist()
+    _, out, _ = run(capsys, "explain", stats_file, sql, "--all", "--limit", "0")
+    verdicts = [line.split()[0] for line in out.splitlines()
+                if line.startswith(("keep ", "prune "))]
+    assert verdicts == ["keep" if k else "prune" for k in keep], "every container, in order"
+    _, out, _ = run(capsys, "explain", stats_file, sql, "--all", "--limit", "3")
+    assert out.splitlines()[-1] == "... 21 more (--limit 0 shows them all)"
+
+
+# ------------------------------------------------------------------------------ scan
+
+
+@pytest.mark.parametrize("sql, flatten", [("country = 'IS' AND amount > 100", False),
+                                           ("country = 'IS' AND amount > 100", True),
+                                           ("day = DATE '2024-03-02' AND user_id < 9000", False)])
+def test_scan_writes_what_pe_scan_returns(lake, stats_file, tmp_path, capsys, sql, flatten):
+    out_file = tmp_path / "out.parquet"
+    argv = ["scan", lake, "--where", sql, "--columns", "ts,client.os", "--columns",
+            "items.price", "-o", out_file, "--stats", stats_file]
+    code, out, _ = run(capsys, *argv, *(["--flatten"] if flatten else []))
+    stats = pe.read_stats(stats_file)
+    expected = pe.scan(lake, where=sql, columns=["ts", "client.os", "items.price"],
+                       stats=stats, flatten=flatten)
+    assert code == 0 and expected.num_rows > 0
+    assert pq.read_table(out_file).equals(expected), "the file holds pe.scan's table"
+    kept = pc.sum(pe.prune(stats, sql)).as_py()
+    files = len(kept_paths(stats, sql))
+    assert out.startswith(f"wrote {expected.num_rows} rows to {out_file}; read {kept} of 24 "
+                          f"row groups in {files} of 6 files"), "what pe.prune keeps"
+
+
+def test_scan_without_where_or_stats_reads_everything(lake, tmp_path, capsys):
+    out_file = tmp_path / "all.parquet"
+    code, out, _ = run(capsys, "scan", lake, "--columns", "user_id", "-o", out_file)
+    assert code == 0 and "read 24 of 24 row groups in 6 of 6 files" in out
+    assert pq.read_table(out_file).num_rows == 6 * 200
+
+
+def test_column_paths_split_outside_backticks():
+    assert cli.column_paths("a.b, `x,y`.z,c") == ["a.b", "`x,y`.z", "c"]
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def _errors(lake, stats_file, tmp_path):
+    garbage = tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"PAR1 this is no parquet file")
+    data_file = next(lake.rglob("*.parquet"))
+    return {
+        "missing source": (["stats", tmp_path / "nowhere", "-o", tmp_path / "s.parquet"],
+                           "no such file or directory"),
+        "bad SQL": (["prune", stats_file, "amount > AND 5"], "(line 1, column"),
+        "unknown column": (["prune", stats_file, "nope > 1"], "unknown column 'nope'"),
+        "type mismatch": (["explain", stats_file, "url > 5"], "cannot compare"),
+        "corrupt stats": (["prune", garbage, "amount > 1"], "not a readable statistics file"),
+        "not stats": (["prune", data_file, "amount > 1"], "not a prune_engine statistics"),
+        "missing stats": (["explain", tmp_path / "none.parquet", "amount > 1"], "none.parquet"),
+        "bad format": (["prune", stats_file, "amount > 1", "--format", "xml"],
+                       "invalid choice: 'xml'"),
+        "bad threads": (["stats", lake, "-o", tmp_path / "s.parquet", "--threads", "0"],
+                        "positive integer"),
+        "unknown path": (["scan", lake, "--columns", "client.nope", "-o",
+                          tmp_path / "o.parquet"], "client.nope"),
+        "no command": ([], "required: COMMAND"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing source", "bad SQL", "unknown column",
+                                  "type mismatch", "corrupt stats", "not stats",
+                                  "missing stats", "bad format", "bad threads", "unknown path",
+                                  "no command"])
+def test_errors_are_one_line_exit_2(lake, stats_file, tmp_path, capsys, case):
+    argv, needle = _errors(lake, stats_file, tmp_path)[case]
+    code, out, err = run(capsys, *argv)
+    assert code == 2, f"{case}: the command cannot run as given"
+    assert out == "", "nothing on stdout"
+    assert err.count("\n") == 1 and err.startswith("prune-engine: error: "), err
+    assert needle in err, err
+
+
+def test_warnings_are_one_line(stats_file, capsys, monkeypatch):
+    def noisy(stats, sql):
+        warnings.warn("first line\n  second line")
+        return {"kept_paths": []}
+
+    monkeypatch.setattr(cli, "prune_report", noisy)
+    code, out, err = run(capsys, "prune", stats_file, "amount > 1", "--format", "paths")
+    assert code == 0 and err == "prune-engine: warning: first line second line\n"
+
+
+def test_os_failures_while_running_exit_1(stats_file, capsys, monkeypatch):
+    def full_disk(stats, sql):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli, "prune_report", full_disk)
+    code, out, err = run(capsys, "prune", stats_file, "amount > 1")
+    assert code == 1 and out == ""
+    assert err == "prune-engine: error: [Errno 28] No space left on device\n"
+
+
+def test_bench_outside_a_checkout(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "bench_script", lambda: tmp_path / "bench" / "run.py")
+    code, out, err = run(capsys, "bench", "--quick")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "source checkout" in err and "make bench" in err
+
+
+@pytest.mark.parametrize("command", ["stats", "prune", "explain", "scan", "demo",
+                                     "spark-demo", "bench"])
+def test_every_command_has_help_with_an_example(capsys, command):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and f"usage: prune-engine {command}" in out
+    assert "\nexample:\n  prune-engine " + command in out
+
+
+def test_installed_as_a_console_script():
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "prune-engine"]
+    assert script.value == "prune_engine.cli:main"
+
+
+# ------------------------------------------------------------------------------ real processes
+
+
+def _module(*argv, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "prune_engine.cli", *map(str, argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def test_process_exit_codes_and_stderr(stats_file):
+    proc = _module("prune", stats_file, "nope > 1")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and out == b""
+    assert err.decode().startswith("prune-engine: error: unknown column 'nope'")
+    assert err.count(b"\n") == 1 and b"Traceback" not in err
+    proc = _module("prune", stats_file, "day = DATE '2024-03-02'", "--format", "paths")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and err == b""
+    assert out.decode().splitlines() == kept_paths(pe.read_stats(stats_file),
+                                                   "day = DATE '2024-03-02'")
+
+
+def test_closed_pipe_ends_quietly(stats_file):
+    """As ``prune-engine explain ... | head -0``: the reader is gone before the first write."""
+    proc = _module("explain", stats_file, "amount > 1", "--all", "--limit", "0")
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == cli.EXIT_PIPE
+    assert err == b"", "no BrokenPipeError traceback"
