@@ -298,6 +298,69 @@ def duckdb_peer(table: pa.Table, pred: Pred) -> Callable[[], pa.Table]:
     return lambda: con.sql(sql).to_arrow_table()
 
 
+# -- DataFusion: the same SQL rewrite, in its dialect, over the same Arrow table ---------------
+
+class _DataFusionOps(_SqlOps):
+    """DataFusion reads a struct field as ``"struct"['field']`` and a zoned timestamp literal
+    as ``TIMESTAMP '... +00:00'``; the rest of the SQL is DuckDB's."""
+
+    def stat(self, struct, column):
+        return f"\"{struct}\"['{column}']"
+
+    def make_lit(self, value, column):
+        if isinstance(value, dt.datetime):
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        return sql_literal(value)
+
+
+def datafusion_sql(pred: Pred, schema: pa.Schema, table_name: str = "stats") -> str:
+    """The DataFusion query computing the keep-mask of ``pred`` over ``table_name``.
+
+    >>> import pyarrow as pa
+    >>> schema = pa.schema([("min_values", pa.struct([("x", pa.int64())]))])
+    >>> print(datafusion_sql(Cmp("x", "<", 3), schema))
+    SELECT ((NOT COALESCE(("null_count"['x'] = "num_records"), FALSE)) AND COALESCE(("min_values"['x'] < 3), TRUE)) AS keep FROM stats
+    """
+    return f"SELECT {keep(pred, _DataFusionOps(schema))} AS keep FROM {table_name}"
+
+
+def datafusion_peer(table: pa.Table, pred: Pred) -> Callable[[], pa.Table]:
+    """DataFusion's Python bindings evaluating the rewrite in SQL over the same Arrow table,
+    registered as record batches in one partition (``target_partitions = 1``: one thread).
+    Like DuckDB's, the timed call goes from the SQL text to the mask (parse, plan, run).
+
+    DataFusion's ``get_field`` (up to apache/datafusion#25122) returns a child's value where
+    the struct itself is null, which would read a whole unknown ``max_values`` as known bounds
+    and prune unsoundly; the table is therefore registered with each struct's nulls pushed
+    into its children (:func:`push_struct_nulls`, same meaning, prepared outside the timing)."""
+    from datafusion import SessionConfig, SessionContext
+
+    ctx = SessionContext(SessionConfig().with_target_partitions(1))
+    ctx.register_record_batches("stats", [push_struct_nulls(table).to_batches()])
+    sql = datafusion_sql(pred, table.schema)
+    return lambda: ctx.sql(sql).to_arrow_table()
+
+
+def push_struct_nulls(table: pa.Table) -> pa.Table:
+    """``table`` with every top-level struct's null rows also null in each of its children
+    (what ``StructArray.flatten`` gives), for readers that ignore a struct's own validity.
+
+    >>> t = pa.table({"s": pa.StructArray.from_arrays([pa.array([1, 2])], ["x"],
+    ...                                               mask=pa.array([False, True]))})
+    >>> [x.column("s").chunk(0).field("x").to_pylist() for x in (t, push_struct_nulls(t))]
+    [[1, 2], [1, None]]
+    """
+    columns = []
+    for column in table.columns:
+        if pa.types.is_struct(column.type) and column.null_count:
+            column = pa.chunked_array([
+                pa.StructArray.from_arrays(chunk.flatten(), fields=list(chunk.type),
+                                           mask=chunk.is_null())
+                for chunk in column.chunks], column.type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
 # -- unfused pyarrow.compute ---------------------------------------------------------------
 
 _PC_CMP = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
@@ -509,8 +572,15 @@ class _NumpyOps(_Ops):
         if column is None:
             return value
         if column in self.ranks:
-            return self.ranks[column].of(pa.array([value]))[0]
+            return self._literals([value], column)[0]
         return _numpy_scalar(value, self.data_type(column))
+
+    def _literals(self, values, column) -> np.ndarray:
+        """Literals of ``column`` in the floor's domain; strings ranked in one call (a
+        ``StringRanks.of`` call hashes every bound of the column once)."""
+        if column in self.ranks:
+            return self.ranks[column].of(pa.array(list(values), pa.string()))
+        return np.array([_numpy_scalar(v, self.data_type(column)) for v in values])
 
     def cmp(self, op, a, b):
         return _NP_CMP[op](a, b)
@@ -528,8 +598,7 @@ class _NumpyOps(_Ops):
         return a
 
     def any_in_range(self, lo, hi, values, column):
-        ordered = self.const(("in", column, values),
-                             lambda: np.sort(np.array([self.lit(v, column) for v in values])))
+        ordered = self.const(("in", column, values), lambda: np.sort(self._literals(values, column)))
         i = np.searchsorted(ordered, lo)
         return (i < len(ordered)) & (ordered[np.minimum(i, len(ordered) - 1)] <= hi)
 
@@ -719,6 +788,7 @@ def _iceberg_expr(pred: Pred, schema: pa.Schema):
 PEERS: dict[str, Callable] = {
     "floor": floor_peer,
     "duckdb": duckdb_peer,
+    "datafusion": datafusion_peer,
     "pyarrow": pyarrow_peer,
     "polars": polars_peer,
     "pyiceberg": iceberg_peer,
