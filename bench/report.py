@@ -165,7 +165,8 @@ def peer_check_table(results: list[Result]) -> str:
         more = [r for r in rs if r.more_conservative]
         less = [r for r in rs if r.less_conservative]
         same = sum(1 for r in rs if not r.more_conservative and not r.less_conservative)
-        lines.append(f"| {engine} | {len(rs)} | {same} | {_conservative(more, 'more_conservative')} | "
+        lines.append(f"| {engine} | {len(rs)} | {same} | "
+                     f"{_conservative(more, 'more_conservative')} | "
                      f"{_conservative(less, 'less_conservative')} |")
     return "\n".join(lines)
 
@@ -453,7 +454,8 @@ def run_header(data: dict) -> str:
         f"{m['memory_gb']:.1f} GB memory; {m['os']}; Python {m['python']}; {m['java']}; "
         f"load average at the start {m['load_average']}",
         "- Packages: " + ", ".join(f"{k} {v}" for k, v in run["packages"].items()),
-        "", "| part | result | benchmarks | wall time | what was left out |", "|---|---|---:|---:|---|",
+        "", "| part | result | benchmarks | wall time | what was left out |",
+        "|---|---|---:|---:|---|",
     ]
     for part in run["parts"]:
         lines.append(f"| {part['name']} | {part['result']} | {part['benchmarks']} | "
@@ -520,7 +522,7 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("json", nargs="+", help="--benchmark-json files of bench/test_bench_prune.py")
+    parser.add_argument("json", nargs="+", help="--benchmark-json files of the bench/ suites")
     parser.add_argument("--stat", default="median", choices=["median", "min", "mean"])
     args = parser.parse_args(argv)
     runs = []

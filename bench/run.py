@@ -132,7 +132,8 @@ def run_part(part: Part, out: Path, quick: bool) -> dict:
     print(f"{part.name:8s} ...", end=" ", flush=True)
     start = time.perf_counter()
     with open(log, "w") as fh:
-        code = subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh,
+                              stderr=subprocess.STDOUT).returncode
     seconds = time.perf_counter() - start
     count = len(json.loads(raw.read_text())["benchmarks"]) if raw.exists() else 0
     result = "passed" if code == 0 else f"FAILED (pytest exit {code})"

@@ -293,8 +293,8 @@ def fpr_table(targets=(0.01, 0.05), probes: int = 300) -> list[tuple]:
     vals, offs = sample()
     exact = build_index(vals, offs, mode="exact")
     grams = probe_grams(probes)
-    return [(fpp, *false_positive_rate(build_index(vals, offs, mode="bloom", fpp=fpp), exact, grams))
-            for fpp in targets]
+    return [(fpp, *false_positive_rate(build_index(vals, offs, mode="bloom", fpp=fpp), exact,
+                                       grams)) for fpp in targets]
 
 
 #: the kinds of index of the size / false-positive trade-off: (mode, Bloom target)
