@@ -148,12 +148,14 @@ def run_part(part: Part, out: Path, quick: bool) -> dict:
 
 
 def results(out: Path, run: dict) -> dict:
-    """The parts' JSON merged, without the per-round timings (``stats["data"]``), with ``run``."""
+    """The parts' JSON merged, with ``run`` in place of pytest-benchmark's machine and commit
+    records (host and checkout names) and without the per-round timings (``stats["data"]``)."""
     raws = [json.loads(p.read_text()) for p in sorted((out / "raw").glob("*.json"))]
     data = report.merge(raws) if raws else {"benchmarks": []}
     for bench in data["benchmarks"]:
         bench["stats"].pop("data", None)
-    return {**data, "run": run}
+    return {key: value for key, value in data.items()
+            if key not in ("machine_info", "commit_info")} | {"run": run}
 
 
 def machine() -> dict:

@@ -182,6 +182,7 @@ def test_run_writes_the_report_results_and_latest_copy(tmp_path, monkeypatch, ca
     data = json.loads((out / "results.json").read_text())
     assert [b["extra_info"]["more_conservative"] for b in data["benchmarks"]] == [1]
     assert "data" not in data["benchmarks"][0]["stats"], "per-round timings are left out"
+    assert "machine_info" not in data and "commit_info" not in data, "host and checkout names"
     assert data["run"]["parts"][0]["result"] == "passed"
     assert {"cpu", "cores", "memory_gb", "os", "python"} <= set(data["run"]["machine"])
     text = (out / "report.md").read_text()
