@@ -12,9 +12,9 @@ One group, ``collect 2000 files``, over one lake of 2,000 files x 4 row groups x
     duckdb          DuckDB's parquet_metadata() over the same glob, fetched as Arrow
 
 ``extra_info["files_per_s"]`` is the throughput; ``COLLECT_BENCH_FILES`` shrinks the lake for a
-quick look. A second group, ``collect first call``, times
-a fresh process's first ``collect_stats`` on one file with numba's cache cold (the footer
-kernels compile) and warm. Run::
+quick look. A second group, ``collect first call``, times a fresh process's first
+``collect_stats`` on one file with numba's cache cold (the footer kernels compile) and warm.
+Run::
 
     python -m pytest bench/test_bench_collect.py --benchmark-json=collect.json -q
 """
