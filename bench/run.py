@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="the smoke test: small sizes, one round of slow benchmarks (< 3 min)")
-    parser.add_argument("--output", type=Path, default=None,
+    parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="directory for the report (default .benchmarks/<UTC time>/)")
     args = parser.parse_args(argv)
     started = dt.datetime.now(dt.timezone.utc)
