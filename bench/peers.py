@@ -18,10 +18,11 @@ the min/max rewrite of DataFusion's ``PruningPredicate``, written once in :func:
     keep(a AND b) = keep(a) AND keep(b);  keep(a OR b) = keep(a) OR keep(b)
 
 Each engine supplies the handful of operations the rewrite needs (an "ops" object) and keeps its
-native form: DuckDB and DataFusion get SQL text, pyarrow eager arrays, Polars expressions, the Python loop
-closures over one row, and the numpy floor arrays prepared with their nulls filled by values
-that keep (min -> lowest, max -> highest, counts -> "not all null"), so that it needs no validity
-handling, and strings replaced by their ranks among the column's bounds and the literals. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
+native form: DuckDB and DataFusion get SQL text, pyarrow eager arrays, Polars expressions, the
+Python loop closures over one row, and the numpy floor arrays prepared with their nulls filled
+by values that keep (min -> lowest, max -> highest, counts -> "not all null"), so that it needs
+no validity handling, and strings replaced by their ranks among the column's bounds and the
+literals. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
 
 A peer is built once per (table, predicate) outside any timed region; calling it computes the
 mask and returns it in the engine's native type; :func:`to_numpy` turns any of them into a numpy
