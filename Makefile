@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-fast fuzz bench clean
+.PHONY: demo test test-fast fuzz bench bench-quick clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +36,13 @@ fuzz: $(VENV)/.installed
 	$(PY) -m tests.fuzz --seed $(SEED) --minutes $(FUZZ_MINUTES) || status=1; \
 	echo "fuzz seed $(SEED): reproduce with  make fuzz SEED=$(SEED)"; exit $$status
 
+# every benchmark suite, then report.md, plots and raw JSON in .benchmarks/<UTC time>/ (and a copy
+# in .benchmarks/latest/); bench-quick is CI's smoke test (small sizes, under 3 minutes)
 bench: $(VENV)/.installed
-	$(PY) -m pytest bench -q --benchmark-json=.benchmarks/latest.json
-	$(PY) bench/report.py .benchmarks/latest.json
+	$(PY) bench/run.py
+
+bench-quick: $(VENV)/.installed
+	$(PY) bench/run.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks

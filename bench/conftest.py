@@ -1,11 +1,13 @@
-"""Set-up of the benchmark suite: the import path and the ``--bench-sizes`` option.
+"""Set-up of the benchmark suites: the import path, the ``--bench-sizes`` and ``--bench-rounds``
+options.
 
-Run the whole suite and turn its JSON into the ratio table::
+``python bench/run.py [--quick]`` runs every suite and writes the report; one suite by hand::
 
     python -m pytest bench/test_bench_prune.py --benchmark-json=bench.json -q
     python bench/report.py bench.json
 
-``--bench-sizes=1k,100k`` restricts the sizes (e.g. for a quick look).
+``--bench-sizes=1k,100k`` restricts the sizes (e.g. for a quick look); ``--bench-rounds=1``
+caps the fixed round counts of the suites' slow benchmarks (``bench/run.py --quick`` uses both).
 """
 
 from __future__ import annotations
@@ -13,10 +15,21 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 # the bench modules import each other by plain name (``import peers``), whatever the import mode
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def pytest_addoption(parser):
-    parser.addoption("--bench-sizes", default="1k,100k,1M",
-                     help="comma-separated container counts to benchmark, from 1k, 100k, 1M")
+    parser.addoption("--bench-sizes", default="1k,10k,100k,1M",
+                     help="comma-separated container counts to benchmark, from 1k, 10k, 100k, 1M")
+    parser.addoption("--bench-rounds", type=int, default=None,
+                     help="at most this many timed rounds where a suite fixes its own count")
+
+
+@pytest.fixture
+def rounds(pytestconfig):
+    """``rounds(n)``: a suite's own round count ``n``, capped by ``--bench-rounds``."""
+    cap = pytestconfig.getoption("--bench-rounds")
+    return lambda n: n if cap is None else max(1, min(n, cap))

@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import io
+import os
 import threading
 
 import pyarrow as pa
@@ -142,21 +143,42 @@ class CountingFileSystem(pafs.PyFileSystem):
 
 
 def duckdb_counting(con) -> Counter:
-    """Register a ``count://`` fsspec filesystem on the DuckDB connection ``con``."""
+    """Register a ``count://`` fsspec filesystem on the DuckDB connection ``con``.
+
+    DuckDB reads one opened file from several I/O threads (even with ``threads = 1``), each
+    seeking and then reading: the position is therefore kept per thread and every read is
+    positional (``os.pread``), or one thread's seek would move another's read and DuckDB would
+    see corrupt pages."""
     from fsspec.implementations.local import LocalFileOpener, LocalFileSystem
 
     counter = Counter()
 
     class _Opener(LocalFileOpener):
-        def read(self, *args, **kwargs):
-            data = super().read(*args, **kwargs)
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._thread = threading.local()
+
+        def seek(self, offset, whence=0):
+            start = {0: 0, 1: self.tell(), 2: os.fstat(self.f.fileno()).st_size}[whence]
+            self._thread.pos = start + offset
+            return self._thread.pos
+
+        def tell(self):
+            return getattr(self._thread, "pos", 0)
+
+        def read(self, size=-1):
+            pos = self.tell()
+            if size is None or size < 0:
+                size = os.fstat(self.f.fileno()).st_size - pos
+            data = os.pread(self.f.fileno(), size, pos)
+            self._thread.pos = pos + len(data)
             counter.add(len(data))
             return data
 
         def readinto(self, buffer):
-            n = super().readinto(buffer)
-            counter.add(n or 0)
-            return n
+            data = self.read(len(buffer))
+            memoryview(buffer)[:len(data)] = data
+            return len(data)
 
     class _Local(LocalFileSystem):
         protocol = "count"

@@ -18,10 +18,11 @@ the min/max rewrite of DataFusion's ``PruningPredicate``, written once in :func:
     keep(a AND b) = keep(a) AND keep(b);  keep(a OR b) = keep(a) OR keep(b)
 
 Each engine supplies the handful of operations the rewrite needs (an "ops" object) and keeps its
-native form: DuckDB gets SQL text, pyarrow eager arrays, Polars expressions, the Python loop
-closures over one row, and the numpy floor arrays prepared with their nulls filled by values
-that keep (min -> lowest, max -> highest, counts -> "not all null"), so that it needs no validity
-handling, and strings replaced by their ranks among the column's bounds and the literals. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
+native form: DuckDB and DataFusion get SQL text, pyarrow eager arrays, Polars expressions, the
+Python loop closures over one row, and the numpy floor arrays prepared with their nulls filled
+by values that keep (min -> lowest, max -> highest, counts -> "not all null"), so that it needs
+no validity handling, and strings replaced by their ranks among the column's bounds and the
+literals. PyIceberg is driven through its own expressions (:class:`IcebergPeer`).
 
 A peer is built once per (table, predicate) outside any timed region; calling it computes the
 mask and returns it in the engine's native type; :func:`to_numpy` turns any of them into a numpy
@@ -298,6 +299,69 @@ def duckdb_peer(table: pa.Table, pred: Pred) -> Callable[[], pa.Table]:
     return lambda: con.sql(sql).to_arrow_table()
 
 
+# -- DataFusion: the same SQL rewrite, in its dialect, over the same Arrow table ---------------
+
+class _DataFusionOps(_SqlOps):
+    """DataFusion reads a struct field as ``"struct"['field']`` and a zoned timestamp literal
+    as ``TIMESTAMP '... +00:00'``; the rest of the SQL is DuckDB's."""
+
+    def stat(self, struct, column):
+        return f"\"{struct}\"['{column}']"
+
+    def make_lit(self, value, column):
+        if isinstance(value, dt.datetime):
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        return sql_literal(value)
+
+
+def datafusion_sql(pred: Pred, schema: pa.Schema, table_name: str = "stats") -> str:
+    """The DataFusion query computing the keep-mask of ``pred`` over ``table_name``.
+
+    >>> import pyarrow as pa
+    >>> schema = pa.schema([("min_values", pa.struct([("x", pa.int64())]))])
+    >>> print(datafusion_sql(Cmp("x", "<", 3), schema))
+    SELECT ((NOT COALESCE(("null_count"['x'] = "num_records"), FALSE)) AND COALESCE(("min_values"['x'] < 3), TRUE)) AS keep FROM stats
+    """
+    return f"SELECT {keep(pred, _DataFusionOps(schema))} AS keep FROM {table_name}"
+
+
+def datafusion_peer(table: pa.Table, pred: Pred) -> Callable[[], pa.Table]:
+    """DataFusion's Python bindings evaluating the rewrite in SQL over the same Arrow table,
+    registered as record batches in one partition (``target_partitions = 1``: one thread).
+    Like DuckDB's, the timed call goes from the SQL text to the mask (parse, plan, run).
+
+    DataFusion's ``get_field`` (up to apache/datafusion#25122) returns a child's value where
+    the struct itself is null, which would read a whole unknown ``max_values`` as known bounds
+    and prune unsoundly; the table is therefore registered with each struct's nulls pushed
+    into its children (:func:`push_struct_nulls`, same meaning, prepared outside the timing)."""
+    from datafusion import SessionConfig, SessionContext
+
+    ctx = SessionContext(SessionConfig().with_target_partitions(1))
+    ctx.register_record_batches("stats", [push_struct_nulls(table).to_batches()])
+    sql = datafusion_sql(pred, table.schema)
+    return lambda: ctx.sql(sql).to_arrow_table()
+
+
+def push_struct_nulls(table: pa.Table) -> pa.Table:
+    """``table`` with every top-level struct's null rows also null in each of its children
+    (what ``StructArray.flatten`` gives), for readers that ignore a struct's own validity.
+
+    >>> t = pa.table({"s": pa.StructArray.from_arrays([pa.array([1, 2])], ["x"],
+    ...                                               mask=pa.array([False, True]))})
+    >>> [x.column("s").chunk(0).field("x").to_pylist() for x in (t, push_struct_nulls(t))]
+    [[1, 2], [1, None]]
+    """
+    columns = []
+    for column in table.columns:
+        if pa.types.is_struct(column.type) and column.null_count:
+            column = pa.chunked_array([
+                pa.StructArray.from_arrays(chunk.flatten(), fields=list(chunk.type),
+                                           mask=chunk.is_null())
+                for chunk in column.chunks], column.type)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
 # -- unfused pyarrow.compute ---------------------------------------------------------------
 
 _PC_CMP = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
@@ -480,15 +544,12 @@ class _NumpyOps(_Ops):
         self.nr = table.column(NUM_RECORDS).to_numpy()
         arrow = _ArrowOps(table)
         self.ranks: dict[str, StringRanks] = {}
-        self.literal_ranks: dict[str, dict[str, np.uint64]] = {}
         for column in columns_of(pred):
             typ = self.data_type(column)
             if pa.types.is_string(typ):
-                literals = _literals(pred, column)
                 self.ranks[column] = StringRanks(
-                    [arrow.stat(MIN_VALUES, column), arrow.stat(MAX_VALUES, column)], literals)
-                # ranked in one lookup (each lookup hashes the whole set of strings)
-                self.literal_ranks[column] = dict(zip(literals, self.ranks[column].of(pa.array(literals, pa.string()))))
+                    [arrow.stat(MIN_VALUES, column), arrow.stat(MAX_VALUES, column)],
+                    _literals(pred, column))
             lowest, highest = _extremes(typ)
             fills = {MIN_VALUES: lowest, MAX_VALUES: highest, NULL_COUNT: 0}
             if pa.types.is_floating(typ):
@@ -511,9 +572,16 @@ class _NumpyOps(_Ops):
     def make_lit(self, value, column):
         if column is None:
             return value
-        if column in self.literal_ranks:
-            return self.literal_ranks[column][value]
+        if column in self.ranks:
+            return self._literals([value], column)[0]
         return _numpy_scalar(value, self.data_type(column))
+
+    def _literals(self, values, column) -> np.ndarray:
+        """Literals of ``column`` in the floor's domain; strings ranked in one call (a
+        ``StringRanks.of`` call hashes every bound of the column once)."""
+        if column in self.ranks:
+            return self.ranks[column].of(pa.array(list(values), pa.string()))
+        return np.array([_numpy_scalar(v, self.data_type(column)) for v in values])
 
     def cmp(self, op, a, b):
         return _NP_CMP[op](a, b)
@@ -531,8 +599,7 @@ class _NumpyOps(_Ops):
         return a
 
     def any_in_range(self, lo, hi, values, column):
-        ordered = self.const(("in", column, values),
-                             lambda: np.sort(np.array([self.lit(v, column) for v in values])))
+        ordered = self.const(("in", column, values), lambda: np.sort(self._literals(values, column)))
         i = np.searchsorted(ordered, lo)
         return (i < len(ordered)) & (ordered[np.minimum(i, len(ordered) - 1)] <= hi)
 
@@ -722,6 +789,7 @@ def _iceberg_expr(pred: Pred, schema: pa.Schema):
 PEERS: dict[str, Callable] = {
     "floor": floor_peer,
     "duckdb": duckdb_peer,
+    "datafusion": datafusion_peer,
     "pyarrow": pyarrow_peer,
     "polars": polars_peer,
     "pyiceberg": iceberg_peer,

@@ -1,23 +1,27 @@
-"""Turn a pytest-benchmark JSON of ``bench/test_bench_prune.py`` (or ``test_bench_spark.py``) into
-Markdown tables.
+"""Turn the pytest-benchmark JSON of the ``bench/`` suites into one Markdown report.
 
     python bench/report.py bench.json [more.json ...] [--stat median|min|mean]
 
 Several JSON files are merged, a later file's entry replacing an earlier one's for the same
-benchmark (so that a rerun of a few benchmarks can patch a full run).
+benchmark (so that a rerun of a few benchmarks can patch a full run). ``bench/run.py`` runs
+every suite, adds the run's machine, date and wall time (``data["run"]``) and the plots
+(``plots.py``), and writes the report to ``report.md``.
 
-Prints, per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``) and of each
-peer, each with its ratio to the numpy floor; the geometric mean of those ratios over the
-predicates at each size; the issue #2 targets checked against this run; the first-call costs
-(fresh process, numba cache cold and warm) and the warm ``pe.compile`` times; for
-``bench/test_bench_scan.py``, the scan time and bytes read of each engine. For the Spark
-suite: each scenario's time against plain Spark, files scanned, the driver time spent pruning,
-the executors' first-call costs, and the issue #9 targets.
+The report opens with the run and its machine and the headline table (each engine's time per
+call as a multiple of the numpy floor, geometric mean over the predicates, per size); then,
+per size and predicate, the time of ``pe.prune`` (and ``plan.evaluate``) and of each peer with
+its ratio to the floor; each peer's answers against pe.prune's (more or less conservative);
+the issue #2 and #10 targets; the warm ``pe.compile`` times; ``collect_stats`` against its
+peers; the n-gram build and its index size against the false-positive rate; for
+``bench/test_bench_scan.py``, the scan time and bytes read of each engine; for the Spark suite,
+each scenario's time against plain Spark, files scanned, the driver time spent pruning, and
+the issue #9 targets. The first-call costs (fresh process: import, parse, compile, numba JIT
+with a cold and a warm cache) come last, in a section of their own.
 
 >>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
 ...            Result("1k", "eq_int", "prune", 4e-6, 10, 1000)]
 >>> print(ratio_table(results).splitlines()[2])
-| 1k | eq_int | 99.0% | 4.00 µs (2.0×) | — | 2.00 µs | — | — | — | — | — |
+| 1k | eq_int | 99.0% | 4.00 µs (2.0×) | — | 2.00 µs | — | — | — | — | — | — |
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-ENGINES = ["prune", "plan", "floor", "duckdb", "pyarrow", "polars", "pyiceberg", "python"]
-PEER_ENGINES = ["duckdb", "pyarrow", "polars", "pyiceberg", "python"]
+from peers import MAX_CONTAINERS, PEERS
+
+ENGINES = ["prune", "plan", *PEERS]
+PEER_ENGINES = [e for e in PEERS if e != "floor"]
 SIZE_ORDER = ["1k", "10k", "100k", "1M"]
 #: issue #2 targets
 FLOOR_RATIO_TARGET = 2.0
@@ -45,7 +51,9 @@ SPARK_SPEEDUP_TARGET = 3.0
 
 @dataclass(frozen=True)
 class Result:
-    """One timed (size, predicate, engine): ``seconds`` is the chosen statistic per call."""
+    """One timed (size, predicate, engine): ``seconds`` is the chosen statistic per call;
+    ``more_conservative`` / ``less_conservative`` count the containers the engine keeps where
+    pe.prune prunes and the reverse (``peer_check.py``; None in runs before the check)."""
 
     size: str
     scenario: str
@@ -53,6 +61,8 @@ class Result:
     seconds: float
     kept: int
     containers: int
+    more_conservative: int | None = None
+    less_conservative: int | None = None
 
 
 def load_results(data: dict, stat: str = "median") -> tuple[list[Result], list[dict]]:
@@ -62,7 +72,8 @@ def load_results(data: dict, stat: str = "median") -> tuple[list[Result], list[d
         info = bench.get("extra_info", {})
         if "containers" in info:
             results.append(Result(info["size"], info["scenario"], info["engine"],
-                                  bench["stats"][stat], info["kept"], info["containers"]))
+                                  bench["stats"][stat], info["kept"], info["containers"],
+                                  info.get("more_conservative"), info.get("less_conservative")))
         else:
             others.append({**info, "group": bench["group"], "seconds": bench["stats"][stat]})
     return results, others
@@ -135,6 +146,40 @@ def geomean_table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def peer_check_table(results: list[Result]) -> str:
+    """Per engine, its answers against pe.prune's over every (size, predicate) of the run: the
+    cases it keeps exactly what pe.prune keeps, keeps more (more conservative: a precision gap
+    of that engine, named with the predicates) or keeps less where the rewrite also prunes
+    (pe.prune keeps more than the rewrite there). Pruning what the rewrite keeps fails the run
+    before any timing (``peer_check.py``), so it never reaches a report."""
+    cases: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        if r.engine != "prune" and r.more_conservative is not None:
+            cases[r.engine].append(r)
+    if not cases:
+        return ""
+    lines = ["| engine | cases | same as pe.prune | more conservative than pe.prune | "
+             "less conservative, where the rewrite prunes too |", "|---|---:|---:|---|---|"]
+    for engine in [e for e in ENGINES if e in cases]:
+        rs = cases[engine]
+        more = [r for r in rs if r.more_conservative]
+        less = [r for r in rs if r.less_conservative]
+        same = sum(1 for r in rs if not r.more_conservative and not r.less_conservative)
+        lines.append(f"| {engine} | {len(rs)} | {same} | "
+                     f"{_conservative(more, 'more_conservative')} | "
+                     f"{_conservative(less, 'less_conservative')} |")
+    return "\n".join(lines)
+
+
+def _conservative(rs: list[Result], field: str) -> str:
+    """"N cases, M containers (predicates...)" or "—"."""
+    if not rs:
+        return "—"
+    containers = sum(getattr(r, field) for r in rs)
+    names = ", ".join(dict.fromkeys(r.scenario for r in rs))
+    return f"{len(rs)} cases, {containers:,} containers ({names})"
+
+
 def target_lines(results: list[Result]) -> list[str]:
     """The issue #2 speed targets, each with its value in this run and PASS / MISS."""
     out = []
@@ -195,14 +240,16 @@ def string_target_lines(results: list[Result]) -> list[str]:
 
 
 def first_call_table(others: list[dict]) -> str:
+    """The first pruning of a fresh process, step by step (``test_bench_prune.py``)."""
     rows = [o for o in others if o["group"] == "first_call"]
     if not rows:
         return ""
-    lines = ["| predicate | numba cache | import | first prune | second prune |",
-             "|---|---|---:|---:|---:|"]
+    steps = ["import_s", "parse_s", "compile_s", "evaluate_s", "first_s", "second_s"]
+    lines = ["| predicate | numba cache | import | parse | compile | first evaluation | "
+             "first prune (sum) | second prune |", "|---|---|" + "---:|" * len(steps)]
     for o in sorted(rows, key=lambda o: (o["scenario"], o["cache"])):
-        lines.append(f"| {o['scenario']} | {o['cache']} | {fmt_time(o['import_s'])} | "
-                     f"{fmt_time(o['first_s'])} | {fmt_time(o['second_s'])} |")
+        cells = [fmt_time(o[k]) if k in o else "—" for k in steps]
+        lines.append(f"| {o['scenario']} | {o['cache']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -221,23 +268,71 @@ NGRAM_FIRST_CALL_TARGET_S = 3.0
 
 def ngram_table(others: list[dict]) -> str:
     """``bench/test_bench_ngram.py``: build throughput per kind of data (against the issue
-    #10 targets) and the first build + probe of a fresh process, numba cache cold and warm."""
-    lines = []
+    #10 targets)."""
     builds = [o for o in others if "strings_per_ms" in o and "kind" in o]
-    if builds:
-        lines += ["| n-gram build data | strings / ms | target |", "|---|---:|---:|"]
-        for o in builds:
-            target = NGRAM_BUILD_TARGETS.get(o["kind"])
-            verdict = "—" if target is None else (
-                f"{target:,} — {'PASS' if o['strings_per_ms'] >= target else 'MISS'}")
-            lines.append(f"| {o['kind']} | {o['strings_per_ms']:,.0f} | {verdict} |")
-    first = [o for o in others if "seconds_in_process" in o]
-    if first:
-        lines += ["", "| n-gram first build + probe | numba cache | seconds (in process) |",
-                  "|---|---|---:|"]
-        for o in first:
-            cache = o.get("cache", "?")
-            lines.append(f"| import + build + probe | {cache} | {o['seconds_in_process']:.2f} |")
+    if not builds:
+        return ""
+    lines = ["| n-gram build data | strings / ms | target |", "|---|---:|---:|"]
+    for o in builds:
+        target = NGRAM_BUILD_TARGETS.get(o["kind"])
+        verdict = "—" if target is None else (
+            f"{target:,} — {'PASS' if o['strings_per_ms'] >= target else 'MISS'}")
+        lines.append(f"| {o['kind']} | {o['strings_per_ms']:,.0f} | {verdict} |")
+    return "\n".join(lines)
+
+
+def index_kind(o: dict) -> str:
+    """The label of an index kind of the size / false-positive benchmark.
+
+    >>> index_kind({"mode": "bloom", "fpp": 0.01}), index_kind({"mode": "exact", "fpp": None})
+    ('bloom 1%', 'exact')
+    """
+    return o["mode"] if o["fpp"] is None else f"{o['mode']} {o['fpp'] * 100:g}%"
+
+
+def ngram_size_table(others: list[dict]) -> str:
+    """``test_index_size_vs_fpr``: per kind of index, its bytes per container (and as a share
+    of the strings' own Parquet size), its measured false-positive rate and build time."""
+    rows = [o for o in others if "bytes_per_container" in o]
+    if not rows:
+        return ""
+    lines = ["| index | bytes / container | share of the strings' Parquet size | "
+             "false positives per absent gram | build |", "|---|---:|---:|---:|---:|"]
+    for o in sorted(rows, key=lambda o: o["bytes_per_container"]):
+        lines.append(f"| {index_kind(o)} | {fmt_bytes(o['bytes_per_container'])} | "
+                     f"{o['bytes_per_container'] / o['parquet_bytes_per_container']:.1%} | "
+                     f"{o['fpr']:.2%} | {fmt_time(o['seconds'])} |")
+    return "\n".join(lines)
+
+
+def jit_first_call_table(others: list[dict]) -> str:
+    """The numba-backed first calls (``first_call.measure``): seconds in a fresh process."""
+    rows = [o for o in others if "seconds_in_process" in o]
+    if not rows:
+        return ""
+    lines = ["| work in a fresh process | numba cache | seconds |", "|---|---|---:|"]
+    for o in sorted(rows, key=lambda o: (o.get("what", "?"), o.get("cache", "?"))):
+        verdict = ""
+        if "n-gram" in o.get("what", "") and o.get("cache") == "cold":
+            ok = o["seconds_in_process"] <= NGRAM_FIRST_CALL_TARGET_S
+            verdict = f" (target {NGRAM_FIRST_CALL_TARGET_S:g} s — {'PASS' if ok else 'MISS'})"
+        lines.append(f"| {o.get('what', '?')} | {o.get('cache', '?')} | "
+                     f"{o['seconds_in_process']:.2f}{verdict} |")
+    return "\n".join(lines)
+
+
+def collect_table(others: list[dict]) -> str:
+    """``bench/test_bench_collect.py``: per engine, the time to read every footer of the lake,
+    files per second and the time as a multiple of ``collect_stats``'."""
+    rows = [o for o in others if "files_per_s" in o]
+    if not rows:
+        return ""
+    base = next((o["seconds"] for o in rows if o["engine"] == "collect_stats"), None)
+    lines = ["| lake | engine | time | files / s | vs collect_stats |", "|---|---|---:|---:|---:|"]
+    for o in rows:
+        ratio = f"{o['seconds'] / base:.1f}×" if base else "—"
+        lines.append(f"| {o['group']} | {o['engine']} | {fmt_time(o['seconds'])} | "
+                     f"{o['files_per_s']:,.0f} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -290,13 +385,20 @@ def spark_table(others: list[dict]) -> str:
                 prune += f" + keys {fmt_time(o['keys_s'])}"
             lines.append(f"| {group} | {engine} | {fmt_time(o['seconds'])} | {ratio} | "
                          f"{scanned} | {prune} |")
+    return "\n".join(lines)
+
+
+def spark_first_call_table(others: list[dict]) -> str:
+    """A fresh Spark session's first ``prune_dataframe`` job, executors' numba cache cold and
+    warm (``test_executor_first_call``)."""
     first = [o for o in others if o["group"] == "spark first call"]
-    if first:
-        lines += ["", "| executors' numba cache | Python workers' first job | first prune job | "
-                  "second prune job |", "|---|---:|---:|---:|"]
-        for o in sorted(first, key=lambda o: o["engine"]):
-            lines.append(f"| {o['engine']} | {fmt_time(o['python_job_s'])} | "
-                         f"{fmt_time(o['first_job_s'])} | {fmt_time(o['second_job_s'])} |")
+    if not first:
+        return ""
+    lines = ["| executors' numba cache | Python workers' first job | first prune job | "
+             "second prune job |", "|---|---:|---:|---:|"]
+    for o in sorted(first, key=lambda o: o["engine"]):
+        lines.append(f"| {o['engine']} | {fmt_time(o['python_job_s'])} | "
+                     f"{fmt_time(o['first_job_s'])} | {fmt_time(o['second_job_s'])} |")
     return "\n".join(lines)
 
 
@@ -316,8 +418,6 @@ def spark_target_lines(others: list[dict]) -> list[str]:
 
 
 def not_run_note(results: list[Result]) -> str:
-    from peers import MAX_CONTAINERS
-
     sizes = {r.size: r.containers for r in results}
     skipped = [f"{e} above {limit:,} containers" for e, limit in MAX_CONTAINERS.items()
                if any(n > limit for n in sizes.values())]
@@ -337,39 +437,92 @@ def merge(runs: list[dict]) -> dict:
     return {**runs[0], "benchmarks": list(by_name.values())}
 
 
-def report(data: dict, stat: str = "median") -> str:
-    """The whole Markdown report of one benchmark JSON."""
+def run_header(data: dict) -> str:
+    """The run (mode, date, wall time, commit), its machine and package versions, and the
+    parts run (``data["run"]``, written by ``bench/run.py``); for a plain pytest-benchmark
+    JSON, what it records of the machine."""
+    run = data.get("run")
+    if run is None:
+        machine = data.get("machine_info", {})
+        return (f"Machine: {machine.get('cpu', {}).get('brand_raw', '?')}, "
+                f"Python {machine.get('python_version', '?')}; run {data.get('datetime', '?')}.")
+    m = run["machine"]
+    lines = [
+        f"- Run: {run['mode']}, started {run['started']}, wall time "
+        f"{fmt_duration(run['wall_s'])}; commit {run['commit']}",
+        f"- Machine: {m['cpu']}, {m['usable_cores']} of {m['cores']} cores usable, "
+        f"{m['memory_gb']:.1f} GB memory; {m['os']}; Python {m['python']}; {m['java']}; "
+        f"load average at the start {m['load_average']}",
+        "- Packages: " + ", ".join(f"{k} {v}" for k, v in run["packages"].items()),
+        "", "| part | result | benchmarks | wall time | what was left out |",
+        "|---|---|---:|---:|---|",
+    ]
+    for part in run["parts"]:
+        lines.append(f"| {part['name']} | {part['result']} | {part['benchmarks']} | "
+                     f"{fmt_duration(part['seconds'])} | {part['left_out'] or '—'} |")
+    return "\n".join(lines)
+
+
+def fmt_duration(seconds: float) -> str:
+    """A wall time in minutes and seconds.
+
+    >>> fmt_duration(7.24), fmt_duration(135.6)
+    ('7.2 s', '2 min 16 s')
+    """
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {round(seconds % 60):d} s"
+
+
+def headline(data: dict, stat: str = "median") -> str:
+    """The headline table: each engine's time per call as a multiple of the numpy floor's,
+    geometric mean over the predicates, per size ("" when the run has no keep-mask results)."""
+    results, _ = load_results(data, stat)
+    if not results:
+        return ""
+    predicates = len({r.scenario for r in results})
+    return (f"Time per call as a multiple of the numpy floor ({stat}; geometric mean over "
+            f"{predicates} predicates; lower is better):\n\n" + geomean_table(results))
+
+
+def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) -> str:
+    """The whole Markdown report of one benchmark JSON; ``plots`` are (PNG file, caption)
+    pairs shown after the headline."""
     results, others = load_results(data, stat)
-    parts = []
+    parts = ["# prune_engine benchmarks", run_header(data)]
+    if results:
+        parts += ["## Headline: pe.prune and its peers against the floor", headline(data, stat)]
+    parts += [f"![{caption}]({file})" for file, caption in plots]
     if results:
         parts += [f"## Keep-mask time per call ({stat}; ratio to the numpy floor)",
                   ratio_table(results), not_run_note(results),
-                  "## Geometric mean of the ratio to the floor, over predicates",
-                  geomean_table(results), "## Targets (issue #2)",
-                  "\n".join(target_lines(results)),
+                  "## Peers' answers against pe.prune's", peer_check_table(results),
+                  "## Targets (issue #2)", "\n".join(target_lines(results)),
                   "## Targets (issue #10)", "\n".join(string_target_lines(results))]
+    sections = [
+        (f"## pe.compile alone, uncached, warm process ({stat})", compile_table(others)),
+        (f"## collect_stats: footers of a lake ({stat})", collect_table(others)),
+        ("## n-gram index: build throughput", ngram_table(others)),
+        (f"## n-gram index: size against false-positive rate ({stat} build time)",
+         ngram_size_table(others)),
+        (f"## Scan: time ({stat}; ratio to pe.scan) and bytes read", scan_table(others)),
+        (f"## prune_engine on Spark, end to end ({stat})", spark_table(others)),
+    ]
+    parts += [part for title, table in sections if table for part in (title, table)]
     if spark_table(others):
-        parts += [f"## prune_engine on Spark, end to end ({stat})", spark_table(others),
-                  "## Targets (issue #9)", "\n".join(spark_target_lines(others))]
-    if first_call_table(others):
-        parts += ["## First call, fresh process, 1k containers", first_call_table(others)]
-    if compile_table(others):
-        parts += [f"## pe.compile alone, uncached, warm process ({stat})", compile_table(others)]
-    if ngram_table(others):
-        parts += [f"## n-gram index (target first call under {NGRAM_FIRST_CALL_TARGET_S:g} s cold)",
-                  ngram_table(others)]
-    if scan_table(others):
-        parts += [f"## Scan: time ({stat}; ratio to pe.scan) and bytes read", scan_table(others)]
-    machine = data.get("machine_info", {})
-    parts.append(f"Machine: {machine.get('cpu', {}).get('brand_raw', '?')}, "
-                 f"Python {machine.get('python_version', '?')}; "
-                 f"run {data.get('datetime', '?')}.")
-    return "\n\n".join(p for p in parts if p)
+        parts += ["## Targets (issue #9)", "\n".join(spark_target_lines(others))]
+    first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),
+             ("### numba kernels", jit_first_call_table(others)),
+             ("### Spark executors", spark_first_call_table(others))]
+    if any(table for _, table in first):
+        parts += ["## First-call costs (fresh process; none of them is in the numbers above)"]
+        parts += [part for title, table in first if table for part in (title, table)]
+    return "\n\n".join(p for p in parts if p) + "\n"
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("json", nargs="+", help="--benchmark-json files of bench/test_bench_prune.py")
+    parser.add_argument("json", nargs="+", help="--benchmark-json files of the bench/ suites")
     parser.add_argument("--stat", default="median", choices=["median", "min", "mean"])
     args = parser.parse_args(argv)
     runs = []

@@ -11,9 +11,10 @@ One group, ``collect 2000 files``, over one lake of 2,000 files x 4 row groups x
                     statistic touched): the floor of any reader built on pyarrow's metadata
     duckdb          DuckDB's parquet_metadata() over the same glob, fetched as Arrow
 
-``extra_info["files_per_s"]`` is the throughput. A second group, ``collect first call``, times
-a fresh process's first ``collect_stats`` on one file with numba's cache cold (the footer
-kernels compile) and warm. Run::
+``extra_info["files_per_s"]`` is the throughput; ``COLLECT_BENCH_FILES`` shrinks the lake for a
+quick look. A second group, ``collect first call``, times a fresh process's first
+``collect_stats`` on one file with numba's cache cold (the footer kernels compile) and warm.
+Run::
 
     python -m pytest bench/test_bench_collect.py --benchmark-json=collect.json -q
 """
@@ -31,7 +32,7 @@ import pytest
 import prune_engine as pe
 from first_call import measure
 
-NUM_FILES = 2_000
+NUM_FILES = int(os.environ.get("COLLECT_BENCH_FILES", 2_000))
 ROW_GROUPS = 4
 ROWS_PER_GROUP = 64
 COLUMNS = 30
@@ -62,41 +63,41 @@ def _files(root):
     return sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
 
 
-def _run(benchmark, fn, engine):
+def _run(benchmark, rounds, fn, engine):
     benchmark.group = f"collect {NUM_FILES} files"
     benchmark.extra_info["engine"] = engine
-    result = benchmark.pedantic(fn, rounds=3, iterations=1, warmup_rounds=1)
+    result = benchmark.pedantic(fn, rounds=rounds(3), iterations=1, warmup_rounds=1)
     benchmark.extra_info["files_per_s"] = NUM_FILES / benchmark.stats.stats.median
     return result
 
 
-def test_collect_stats(benchmark, lake):
-    stats = _run(benchmark, lambda: pe.collect_stats(lake, progress=False), "collect_stats")
+def test_collect_stats(benchmark, rounds, lake):
+    stats = _run(benchmark, rounds, lambda: pe.collect_stats(lake, progress=False), "collect_stats")
     assert stats.num_rows == NUM_FILES * ROW_GROUPS
 
 
-def test_collect_stats_file_granularity(benchmark, lake):
-    stats = _run(benchmark, lambda: pe.collect_stats(lake, granularity="file", progress=False),
-                 "collect_file")
+def test_collect_stats_file_granularity(benchmark, rounds, lake):
+    stats = _run(benchmark, rounds,
+                 lambda: pe.collect_stats(lake, granularity="file", progress=False), "collect_file")
     assert stats.num_rows == NUM_FILES
 
 
-def test_collect_stats_one_thread(benchmark, lake):
-    stats = _run(benchmark, lambda: pe.collect_stats(lake, progress=False, threads=1),
+def test_collect_stats_one_thread(benchmark, rounds, lake):
+    stats = _run(benchmark, rounds, lambda: pe.collect_stats(lake, progress=False, threads=1),
                  "collect_1thread")
     assert stats.num_rows == NUM_FILES * ROW_GROUPS
 
 
-def test_read_metadata_loop(benchmark, lake):
+def test_read_metadata_loop(benchmark, rounds, lake):
     files = _files(lake)
-    metas = _run(benchmark, lambda: [pq.read_metadata(p) for p in files], "read_metadata")
+    metas = _run(benchmark, rounds, lambda: [pq.read_metadata(p) for p in files], "read_metadata")
     assert len(metas) == NUM_FILES
 
 
-def test_duckdb_parquet_metadata(benchmark, lake):
+def test_duckdb_parquet_metadata(benchmark, rounds, lake):
     glob = os.path.join(lake, "*", "*.parquet")
     con = duckdb.connect()
-    table = _run(benchmark, lambda: con.sql(
+    table = _run(benchmark, rounds, lambda: con.sql(
         f"SELECT * FROM parquet_metadata('{glob}')").to_arrow_table(), "duckdb")
     assert table.num_rows == NUM_FILES * ROW_GROUPS * COLUMNS
 
@@ -115,6 +116,7 @@ print(time.perf_counter() - t)
 
 
 @pytest.mark.parametrize("cache", ["cold", "warm"])
-def test_first_call(benchmark, cache):
+def test_first_call(benchmark, cache, tmp_path_factory):
     benchmark.group = "collect first call"
-    measure(benchmark, FIRST_CALL, cache)
+    measure(benchmark, FIRST_CALL, cache, "import + collect_stats of one file",
+            tmp_path_factory.getbasetemp() / "numba_cache_collect")

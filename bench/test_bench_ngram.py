@@ -11,10 +11,15 @@ strings of about 50 characters of random words and ids, so that nearly every gra
 container is new and the entries are Bloom filters; all ASCII, and with about one character in
 eight outside ASCII (``é``, ``ü``, ``日``, ``本``, an emoji), as in international URLs.
 
+The size / false-positive trade-off (group ``ngram size vs fpr``): each kind of index (exact,
+the default "auto", Bloom filters at several targets) built on the first 100 containers, with
+its bytes per container and its measured false-positive rate per absent gram.
+
     python -m pytest bench/test_bench_ngram.py -q --benchmark-json=ngram.json
     python bench/test_bench_ngram.py          # the size / effect / FPR / first-call tables
 
-``NGRAM_BENCH_CONTAINERS`` / ``NGRAM_BENCH_ROWS`` shrink the data for a quick look.
+``NGRAM_BENCH_CONTAINERS`` / ``NGRAM_BENCH_ROWS`` / ``NGRAM_BENCH_HIGH_ENTROPY_ROWS`` shrink the
+data for a quick look.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import time
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -150,11 +156,11 @@ def python_set_may_match(grams: set[str], literal: list[str], n: int = 3) -> boo
 # ----------------------------------------------------------------------------- build --------
 
 @pytest.mark.parametrize("kind", ["repetitive", "high-entropy-ascii", "high-entropy-mixed"])
-def test_build_numba(benchmark, kind):
+def test_build_numba(benchmark, rounds, kind):
     """The build on every CPU this process may use (threads), on each kind of data."""
     values, offsets = build_data(kind)
     build_index_column(values.slice(0, 100), np.array([0, 100]))  # load the kernels first
-    benchmark.pedantic(build_index_column, (values, offsets), rounds=3, iterations=1)
+    benchmark.pedantic(build_index_column, (values, offsets), rounds=rounds(3), iterations=1)
     benchmark.extra_info["strings_per_ms"] = len(values) / (benchmark.stats["mean"] * 1e3)
     benchmark.extra_info["kind"] = kind
 
@@ -196,7 +202,7 @@ def test_probe_python_set_seed_design(benchmark):
     benchmark.extra_info["ns_per_container"] = benchmark.stats["mean"] * 1e9 / len(sets)
 
 
-def test_duckdb_scans_the_strings_with_like(benchmark):
+def test_duckdb_scans_the_strings_with_like(benchmark, rounds):
     values, _, _ = dataset()
     con = duckdb.connect()
     con.execute("SET threads=1")
@@ -204,7 +210,7 @@ def test_duckdb_scans_the_strings_with_like(benchmark):
     con.register("strings", strings)
     pattern = patterns()["multi-3-literals"]
     benchmark.pedantic(lambda: con.execute("SELECT count(*) FROM strings WHERE s LIKE ?",
-                                           [pattern]).fetchall(), rounds=3, iterations=1)
+                                           [pattern]).fetchall(), rounds=rounds(3), iterations=1)
     benchmark.extra_info["ns_per_container"] = benchmark.stats["mean"] * 1e9 / CONTAINERS
 
 
@@ -221,8 +227,9 @@ print(time.perf_counter() - t)
 
 
 @pytest.mark.parametrize("cache", ["cold", "warm"])
-def test_first_call_jit(benchmark, cache):
-    measure(benchmark, FIRST_CALL, cache)
+def test_first_call_jit(benchmark, cache, tmp_path_factory):
+    measure(benchmark, FIRST_CALL, cache, "import + n-gram build + probe",
+            tmp_path_factory.getbasetemp() / "numba_cache_ngram")
 
 
 # ----------------------------------------------------------------------------- tables -------
@@ -255,26 +262,66 @@ def effect_table() -> list[tuple]:
     return rows
 
 
-def fpr_table(targets=(0.01, 0.05), probes: int = 300) -> list[tuple]:
-    """Bloom false-positive rate per absent gram, against its target."""
+def sample(containers: int = 100) -> tuple[pa.Array, np.ndarray]:
+    """The strings and offsets of the first ``containers`` containers of :func:`dataset`."""
     values, offsets, _ = dataset()
-    sub = min(CONTAINERS, 100)
-    vals, offs = values.slice(0, int(offsets[sub])), offsets[:sub + 1]
-    exact = build_index(vals, offs, mode="exact")
+    sub = min(CONTAINERS, containers)
+    return values.slice(0, int(offsets[sub])), offsets[:sub + 1]
+
+
+def probe_grams(probes: int) -> list[str]:
+    """``probes`` random 3-grams of letters, digits and URL punctuation (fixed seed)."""
     rng = np.random.default_rng(7)
     alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789/=."))
-    grams = ["".join(rng.choice(alphabet, 3)) for _ in range(probes)]
-    out = []
-    for fpp in targets:
-        bloom = build_index(vals, offs, mode="bloom", fpp=fpp)
-        false = negatives = 0
-        for g in grams:
-            truth = like_may_match(exact, f"%{g}%")
-            answer = like_may_match(bloom, f"%{g}%")
-            negatives += int((~truth).sum())
-            false += int((answer & ~truth).sum())
-        out.append((fpp, false / max(negatives, 1), negatives))
-    return out
+    return ["".join(rng.choice(alphabet, 3)) for _ in range(probes)]
+
+
+def false_positive_rate(index: pa.Array, exact: pa.Array, grams: list[str]) -> tuple[float, int]:
+    """(share of the (absent gram, container) pairs where ``index`` says "maybe", number of
+    such pairs); a gram is absent from a container where the ``exact`` index says so."""
+    false = negatives = 0
+    for g in grams:
+        truth = like_may_match(exact, f"%{g}%")
+        answer = like_may_match(index, f"%{g}%")
+        negatives += int((~truth).sum())
+        false += int((answer & ~truth).sum())
+    return false / max(negatives, 1), negatives
+
+
+def fpr_table(targets=(0.01, 0.05), probes: int = 300) -> list[tuple]:
+    """Bloom false-positive rate per absent gram, against its target."""
+    vals, offs = sample()
+    exact = build_index(vals, offs, mode="exact")
+    grams = probe_grams(probes)
+    return [(fpp, *false_positive_rate(build_index(vals, offs, mode="bloom", fpp=fpp), exact,
+                                       grams)) for fpp in targets]
+
+
+#: the kinds of index of the size / false-positive trade-off: (mode, Bloom target)
+INDEX_KINDS = [("exact", None), ("auto", 0.01), ("bloom", 0.2), ("bloom", 0.05), ("bloom", 0.01),
+               ("bloom", 0.001)]
+
+
+@pytest.mark.parametrize("mode, fpp", INDEX_KINDS,
+                         ids=[m if f is None else f"{m}-{f:g}" for m, f in INDEX_KINDS])
+def test_index_size_vs_fpr(benchmark, rounds, mode, fpp):
+    """Build time, bytes per container (and as a share of the strings' own Parquet size) and
+    the measured false-positive rate per absent gram of one kind of index (the exact index
+    has none: 64-bit gram hashes)."""
+    vals, offs = sample()
+    build = functools.partial(build_index, vals, offs, mode=mode, fpp=fpp or 0.01)
+    build()  # load the kernels
+    index = benchmark.pedantic(build, rounds=rounds(3), iterations=1)
+    rate, negatives = false_positive_rate(index, build_index(vals, offs, mode="exact"),
+                                          probe_grams(300))
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"s": vals}), buf)
+    containers = len(offs) - 1
+    benchmark.group = "ngram size vs fpr"
+    benchmark.extra_info.update(
+        mode=mode, fpp=fpp, fpr=rate, absent_pairs=negatives,
+        bytes_per_container=pc.sum(pc.fill_null(pc.binary_length(index), 0)).as_py() / containers,
+        parquet_bytes_per_container=buf.tell() / containers)
 
 
 def main() -> None:

@@ -25,13 +25,16 @@ Group ``scan pruned 1%``: ``id BETWEEN a AND b`` matching one row group of the 1
 
 ``extra_info["bytes_read"]`` is what each engine read from disk, counted in a separate run
 through a counting filesystem (``counting_fs.py``; DuckDB through an fsspec filesystem), and
-``extra_info["leaf_bytes"]`` the compressed size of the selected leaves' column chunks. Run::
+``extra_info["leaf_bytes"]`` the compressed size of the selected leaves' column chunks.
+``SCAN_BENCH_ROWS`` shrinks the file for a quick look. Run::
 
     python -m pytest bench/test_bench_scan.py --benchmark-json=scan.json -q
     python bench/report.py scan.json
 """
 
 from __future__ import annotations
+
+import os
 
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -42,7 +45,7 @@ import prune_engine as pe
 from counting_fs import CountingFileSystem, duckdb_counting
 from wide import leaf_bytes, write_wide
 
-ROWS = 800_000
+ROWS = int(os.environ.get("SCAN_BENCH_ROWS", 800_000))
 ROW_GROUPS = 100
 CHILDREN = 20
 LEAF = "c07"
@@ -97,10 +100,10 @@ def _bytes_read(engine: str, fn, path: str) -> int:
     return fs.bytes_read
 
 
-def _run(benchmark, group: str, engine: str, fn, path: str, leaf_bytes: int):
+def _run(benchmark, rounds, group: str, engine: str, fn, path: str, leaf_bytes: int):
     benchmark.group = group
     benchmark.extra_info["engine"] = engine
-    table = benchmark.pedantic(fn, (path,), rounds=3, iterations=1, warmup_rounds=1)
+    table = benchmark.pedantic(fn, (path,), rounds=rounds(3), iterations=1, warmup_rounds=1)
     read = _bytes_read(engine, fn, path)
     benchmark.extra_info["bytes_read"] = read
     benchmark.extra_info["leaf_bytes"] = leaf_bytes
@@ -109,8 +112,8 @@ def _run(benchmark, group: str, engine: str, fn, path: str, leaf_bytes: int):
 
 
 @pytest.mark.parametrize("engine", list(ONE_LEAF))
-def test_one_leaf(benchmark, wide, engine):
-    table = _run(benchmark, "scan one leaf", engine, ONE_LEAF[engine], wide,
+def test_one_leaf(benchmark, rounds, wide, engine):
+    table = _run(benchmark, rounds, "scan one leaf", engine, ONE_LEAF[engine], wide,
                  leaf_bytes(wide, [f"s.{LEAF}"]))
     assert table.num_rows == ROWS
 
@@ -125,8 +128,8 @@ LIST_LEAF = {
 
 
 @pytest.mark.parametrize("engine", list(LIST_LEAF))
-def test_list_leaf(benchmark, wide, engine):
-    table = _run(benchmark, "scan list leaf", engine, LIST_LEAF[engine], wide,
+def test_list_leaf(benchmark, rounds, wide, engine):
+    table = _run(benchmark, rounds, "scan list leaf", engine, LIST_LEAF[engine], wide,
                  leaf_bytes(wide, ["orders.list.element.price"]))
     assert table.num_rows == ROWS
 
@@ -155,10 +158,10 @@ def _ds_filter(path, fs=None):
 
 
 @pytest.mark.parametrize("engine", ["pe.scan", "pe.scan+stats", "ds.filter", "duckdb"])
-def test_pruned_one_percent(benchmark, wide, wide_stats, engine):
+def test_pruned_one_percent(benchmark, rounds, wide, wide_stats, engine):
     fn = {"pe.scan": _pruned(wide_stats), "pe.scan+stats": _pruned(), "ds.filter": _ds_filter,
           "duckdb": _duck(f"SELECT id, s.{LEAF} FROM read_parquet('{{path}}') "
                           f"WHERE {WHERE}")}[engine]
-    table = _run(benchmark, "scan pruned 1%", engine, fn, wide,
+    table = _run(benchmark, rounds, "scan pruned 1%", engine, fn, wide,
                  leaf_bytes(wide, ["id", f"s.{LEAF}"], row_groups=[37]))
     assert table.num_rows == ROWS // ROW_GROUPS

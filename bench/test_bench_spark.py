@@ -20,7 +20,8 @@ dynamic partition pruning and the runtime Bloom filter all on). Groups:
 
 ``extra_info`` holds the files Spark scanned (``files_scanned``, from the scan nodes'
 ``numFiles`` metric), the kept count and the driver time spent pruning (``prune_s``).
-``bench/report.py`` prints the table and checks the issue's targets. Run::
+``bench/report.py`` prints the table and checks the issue's targets. ``SPARK_BENCH_FILES`` shrinks
+the lake (the filter and the join still select 1% of it) and ``--bench-rounds`` the rounds. Run::
 
     python -m pytest bench/test_bench_spark.py --benchmark-json=spark.json -q
 """
@@ -40,14 +41,21 @@ import pytest
 
 import prune_engine as pe
 
-NUM_FILES = 2_000
+NUM_FILES = int(os.environ.get("SPARK_BENCH_FILES", 2_000))
 ROWS = 500
 #: timed runs per Spark scenario (the machine is shared: medians of five)
 ROUNDS = 5
 START = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-#: files 600..619 hold these hours: 1% of the lake
-FILTER = ("ts >= timestamp'2024-01-26 00:00:00+00:00' "
-          "AND ts < timestamp'2024-01-26 20:00:00+00:00' AND amount > 10")
+
+
+def _hour(k: int) -> str:
+    return f"timestamp'{START + dt.timedelta(hours=k):%Y-%m-%d %H:%M:%S}+00:00'"
+
+
+#: the hours of 1% of the files, from file 30% of the way in (2,000 files: files 600..619,
+#: 2024-01-26 00:00 to 20:00)
+FILTER = (f"ts >= {_hour(NUM_FILES * 3 // 10)} "
+          f"AND ts < {_hour(NUM_FILES * 3 // 10 + max(1, NUM_FILES // 100))} AND amount > 10")
 #: the dimension rows of 'north' hold the keys of every 100th file: 1% of the fact files
 NORTH_FILES = list(range(7, NUM_FILES, 100))
 
@@ -103,18 +111,18 @@ def _record(benchmark, group: str, engine: str, **info):
     benchmark.extra_info.update({"group": group, "engine": engine, **info})
 
 
-def test_filter_plain_spark(benchmark, spark, lake):
+def test_filter_plain_spark(benchmark, rounds, spark, lake):
     import prune_engine.spark as pes
 
     fact, _, _ = lake
     _record(benchmark, "spark filter", "plain")
     df = benchmark.pedantic(lambda: _run(spark.read.parquet(fact).where(FILTER)),
-                            rounds=ROUNDS, iterations=1, warmup_rounds=1)
+                            rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     benchmark.extra_info["files_scanned"] = pes.files_scanned(df)
     benchmark.extra_info["rows"] = df.count()
 
 
-def test_filter_prune_engine(benchmark, spark, lake):
+def test_filter_prune_engine(benchmark, rounds, spark, lake):
     import prune_engine.spark as pes
 
     fact, _, stats = lake
@@ -126,11 +134,11 @@ def test_filter_prune_engine(benchmark, spark, lake):
         summaries.append(summary)
         return _run(df)
 
-    df = benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    df = benchmark.pedantic(run, rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     _summarize(benchmark, df, summaries)
 
 
-def test_join_plain_spark(benchmark, spark, lake):
+def test_join_plain_spark(benchmark, rounds, spark, lake):
     import prune_engine.spark as pes
 
     fact, stores, _ = lake
@@ -143,11 +151,11 @@ def test_join_plain_spark(benchmark, spark, lake):
         dim = spark.read.parquet(stores).where("region = 'north'")
         return _run(facts.join(dim, facts["key"] == dim["key"]))
 
-    df = benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    df = benchmark.pedantic(run, rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     benchmark.extra_info["files_scanned"] = pes.files_scanned(df) - 1  # the dimension's file
 
 
-def test_join_prune_engine(benchmark, spark, lake):
+def test_join_prune_engine(benchmark, rounds, spark, lake):
     import prune_engine.spark as pes
 
     fact, stores, stats = lake
@@ -161,7 +169,7 @@ def test_join_prune_engine(benchmark, spark, lake):
         summaries.append(summary)
         return _run(df)
 
-    df = benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    df = benchmark.pedantic(run, rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     _summarize(benchmark, df, summaries, dimension_files=1)
     benchmark.extra_info["keys_s"] = float(np.median([s.join_keys["seconds"] for s in summaries]))
 
@@ -183,20 +191,20 @@ def _summarize(benchmark, df, summaries, dimension_files: int = 0):
     })
 
 
-def test_collect_local(benchmark, lake):
+def test_collect_local(benchmark, rounds, lake):
     _record(benchmark, "spark collect", "pe.collect_stats")
     stats = benchmark.pedantic(lambda: pe.collect_stats(lake[0], granularity="file",
                                                         progress=False),
-                               rounds=ROUNDS, iterations=1, warmup_rounds=1)
+                               rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     assert stats.num_rows == NUM_FILES
 
 
-def test_collect_spark_job(benchmark, spark, lake):
+def test_collect_spark_job(benchmark, rounds, spark, lake):
     import prune_engine.spark as pes
 
     _record(benchmark, "spark collect", "pes.collect_stats")
     stats = benchmark.pedantic(lambda: pes.collect_stats(spark, lake[0], granularity="file"),
-                               rounds=ROUNDS, iterations=1, warmup_rounds=1)
+                               rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
     assert stats.table.equals(lake[2].table)
 
 

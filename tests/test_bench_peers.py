@@ -1,11 +1,11 @@
 """The benchmark compares like with like: every peer of ``bench/`` computes pe.prune's keep-mask.
 
-``bench/test_bench_prune.py`` times pe.prune against DuckDB, pyarrow, Polars, PyIceberg, a Python
-loop and a numpy floor; a peer that computed a different answer would make the comparison
-meaningless. Here, on small synthetic tables:
+``bench/test_bench_prune.py`` times pe.prune against DuckDB, DataFusion, pyarrow, Polars, PyIceberg,
+a Python loop and a numpy floor; a peer that computed a different answer would make the
+comparison meaningless. Here, on small synthetic tables:
 
-- the precise peers (floor, duckdb, pyarrow, polars, python) agree exactly with one another:
-  together they are the reference min/max rewrite;
+- the precise peers (floor, duckdb, datafusion, pyarrow, polars, python) agree exactly with one
+  another: together they are the reference min/max rewrite;
 - PyIceberg agrees too, except where it is knowingly less precise (then it keeps a superset);
 - pe.prune keeps every container the reference keeps (sound), and exactly those, except on
   its known precision gaps listed in :data:`PRUNE_KEEPS_MORE`;
@@ -35,7 +35,7 @@ from synthetic import DATA_TYPES, TS_START, make_stats, scenarios  # noqa: E402
 from tests.budget import examples
 
 N = 3000
-PRECISE = ["floor", "duckdb", "pyarrow", "polars", "python"]
+PRECISE = ["floor", "duckdb", "datafusion", "pyarrow", "polars", "python"]
 #: scenario -> why pe.prune keeps more containers than the min/max rewrite there (sound, but a
 #: precision gap reported to the engine's authors)
 PRUNE_KEEPS_MORE: dict[str, str] = {}
@@ -97,6 +97,22 @@ def test_prune_matches_the_rewrite(table, reference, scenario_id):
     if scenario_id not in PRUNE_KEEPS_MORE:
         extra = np.flatnonzero(mask & ~ref)
         assert extra.size == 0, f"pe.prune keeps containers the rewrite prunes: {extra[:10]}"
+
+
+def test_datafusion_reads_a_null_struct_as_unknown():
+    """A container whose whole ``max_values`` is null has unknown bounds, whatever values its
+    struct's children hold underneath; DataFusion's field access would read those (see
+    ``peers.datafusion_peer``), so the peer must still keep the container."""
+    children = [pa.array([4, 9])]
+    t = pa.table({
+        layout.NUM_RECORDS: [10, 10],
+        layout.MIN_VALUES: pa.StructArray.from_arrays([pa.array([0, 6])], ["x"]),
+        layout.MAX_VALUES: pa.StructArray.from_arrays(children, ["x"], mask=pa.array([True, False])),
+        layout.NULL_COUNT: pa.StructArray.from_arrays([pa.array([0, 0])], ["x"]),
+    })
+    pred = Cmp("x", ">", 5)  # container 0: max unknown (4 underneath) -> keep
+    assert to_numpy(peers.datafusion_peer(t, pred)()).tolist() == [True, True]
+    assert to_numpy(peers.floor_peer(t, pred)()).tolist() == [True, True]
 
 
 def test_plan_evaluate_matches_prune(table):

@@ -13,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-#: a notebook must finish well inside CI's budget (prune_bench.ipynb aims under 60 s)
+#: a notebook must finish well inside CI's budget
 CELL_TIMEOUT_S = 600
 
 
