@@ -379,7 +379,7 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                    help="one top-level column per path (a_b_c) instead of nested structs")
 
     p = _command(sub, "demo", "generate a lake, collect statistics, prune and scan a few "
-                 "queries", "  prune-engine demo --dir /tmp/lake", _demo)
+                 "queries", "  prune-engine demo --dir demo-lake/", _demo)
     p.add_argument("--dir", type=Path, default=None,
                    help="write the lake here (default: a temp dir)")
     p = _command(sub, "spark-demo", "the same lake in local Spark: statistics job, pruned "
