@@ -22,7 +22,6 @@ from typing import Sequence
 import pyarrow as pa
 
 from prune_engine.stats.table import StatsTable
-from prune_engine.spark._arrow import owned
 from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
                                       use_numba_cache)
 
@@ -105,7 +104,7 @@ def _write_part(stats: StatsTable) -> bytes:
 
 
 def _read_part(data: bytes) -> StatsTable:
-    table = owned(pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all())
+    table = pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
     meta = dict(table.schema.metadata or {})
     metadata = json.loads(meta.pop(b"prune_engine.part"))
     return StatsTable(table.replace_schema_metadata(meta or None), metadata)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from prune_engine.spark._arrow import owned
 from prune_engine.spark._jobs import numba_cache_dir, use_numba_cache
 
 KEEP = "keep"
@@ -97,7 +96,7 @@ def _keep_task(expr, schema: pa.Schema, on_invalid: str, cache_dir: str | None):
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
     """``batch`` as a table in the statistics' ``schema`` (types and field metadata), for
-    the columns both have, in buffers of its own (:mod:`._arrow`)."""
+    the columns both have."""
     fields = [f for f in schema if f.name in batch.schema.names]
     arrays = [batch.column(f.name).cast(f.type) for f in fields]
-    return owned(pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata)))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
