@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys as _sys
 import types as _types
 
+from prune_engine._lazy import lazy_loader as _lazy_loader
 from prune_engine.errors import (
     ColumnPathError,
     IndexCorruptError,
@@ -75,12 +76,4 @@ class _Package(_types.ModuleType):
 _sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prune_engine' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_loader(__name__, _LAZY)

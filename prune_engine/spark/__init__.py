@@ -39,7 +39,7 @@ module is cheap::
 
 from __future__ import annotations
 
-import importlib
+from prune_engine._lazy import lazy_loader as _lazy_loader
 
 __all__ = [
     # statistics
@@ -65,13 +65,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'prune_engine.spark' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_loader(__name__, _LAZY)
 
 
 def __dir__():
