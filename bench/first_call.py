@@ -13,22 +13,36 @@ import sys
 from pathlib import Path
 
 
+def run_fresh(code: str, cache_dir: str, *args: str) -> str:
+    """Run ``code`` (with ``args`` as ``sys.argv[1:]``) in a fresh interpreter whose numba cache
+    is ``cache_dir``; the last line it prints."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                          text=True, check=False)
+    if done.returncode:
+        raise AssertionError(f"first-call process failed:\n{done.stderr[-2000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
 def first_call_seconds(code: str, cache_dir: str) -> float:
     """Run ``code`` (it prints its own elapsed seconds) in a fresh interpreter."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    return float(run_fresh(code, cache_dir))
 
 
-def measure(benchmark, code: str, cache: str, what: str, cache_dir: Path) -> None:
-    """Benchmark one first call (``cache`` is "cold" or "warm") into ``benchmark``; ``what``
-    names the work timed in the report. A cold call starts from an empty ``cache_dir`` and
-    leaves it filled, so that a warm call after it needs no compile of its own."""
+def prepare_cache(cache: str, cache_dir: Path, fill) -> None:
+    """Make ``cache_dir`` empty for a "cold" call, or filled (by ``fill()`` if it is not yet)
+    for a "warm" one. A cold call leaves it filled, so that a warm call after it needs no
+    compile of its own."""
     if cache == "cold":
         shutil.rmtree(cache_dir, ignore_errors=True)
     elif not cache_dir.exists():
-        first_call_seconds(code, str(cache_dir))
+        fill()
+
+
+def measure(benchmark, code: str, cache: str, what: str, cache_dir: Path) -> None:
+    """Benchmark one first call (``cache`` is "cold" or "warm", see :func:`prepare_cache`) into
+    ``benchmark``; ``what`` names the work timed in the report."""
+    prepare_cache(cache, cache_dir, lambda: first_call_seconds(code, str(cache_dir)))
     seconds = benchmark.pedantic(first_call_seconds, (code, str(cache_dir)), rounds=1,
                                  iterations=1)
     benchmark.extra_info.update(seconds_in_process=seconds, cache=cache, what=what)

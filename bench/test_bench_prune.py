@@ -32,9 +32,6 @@ in a warm process. ``--bench-sizes`` chooses the sizes (1k, 10k, 100k, 1M by def
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +41,7 @@ import pytest
 
 import peer_check
 import peers
+from first_call import prepare_cache, run_fresh
 from peers import MAX_CONTAINERS, PEERS, knowingly_less_precise, to_numpy
 from synthetic import make_stats, scenarios
 
@@ -182,23 +180,10 @@ def test_first_call(benchmark, scenario_id, cache, tmp_path_factory):
     process, ``extra_info`` holds the seconds of the import, the first parse, compile and
     evaluation (``first_s`` their sum) and of a second, warm ``pe.prune`` of the same text."""
     cache_dir = tmp_path_factory.getbasetemp() / f"numba_cache_{scenario_id}"
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
-    if cache == "warm" and not cache_dir.exists():  # fill the cache first
-        _run_first_call(scenario_id, env)
-    if cache == "cold":
-        import shutil
-
-        shutil.rmtree(cache_dir, ignore_errors=True)
+    run = lambda: json.loads(run_fresh(_FIRST_CALL, str(cache_dir), str(BENCH_DIR), scenario_id))  # noqa: E731
+    prepare_cache(cache, cache_dir, run)
     result = {}
     benchmark.group = "first_call"
-    benchmark.pedantic(lambda: result.update(_run_first_call(scenario_id, env)), rounds=1)
+    benchmark.pedantic(lambda: result.update(run()), rounds=1)
     benchmark.extra_info.update(engine="prune", scenario=scenario_id, cache=cache, **result)
     assert result["first_s"] > 0
-
-
-def _run_first_call(scenario_id: str, env: dict) -> dict:
-    done = subprocess.run([sys.executable, "-c", _FIRST_CALL, str(BENCH_DIR), scenario_id],
-                          env=env, capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise AssertionError(f"first-call process failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
