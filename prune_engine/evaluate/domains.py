@@ -473,7 +473,7 @@ class DecimalDomain(Domain):
     def any_in_range(self, lo, hi, sorted_set, lo_known=None, hi_known=None):
         if self.small:
             return super().any_in_range(lo, hi, sorted_set, lo_known, hi_known)
-        test = _arrow_any_in_range(self, lo, hi, sorted_set)
+        test = _wide_decimal_any_in_range(self, lo, hi, sorted_set)
         for known in (lo_known, hi_known):  # wide decimals: an unknown bound keeps
             if known is not None:
                 test |= ~known
@@ -555,12 +555,11 @@ class ArrowDomain(Domain):
         raise self.mismatch(value)
 
 
-def _arrow_any_in_range(domain: Domain, lo, hi, sorted_set) -> np.ndarray:
-    """``any v in sorted_set: lo <= v <= hi`` for Arrow-backed bounds (strings, wide decimals):
-    one binary search per container over the set, run by numpy over Python objects."""
-    items = [v.as_py() if isinstance(v, pa.Scalar) else v for v in sorted_set]
-    if isinstance(domain, DecimalDomain):
-        items = [unscaled_to_decimal(v, domain.scale) for v in items]
+def _wide_decimal_any_in_range(domain: DecimalDomain, lo, hi, sorted_set) -> np.ndarray:
+    """``any v in sorted_set: lo <= v <= hi`` for Arrow-backed decimal bounds (beyond 18
+    digits): one binary search per container over the set, run by numpy over Python objects."""
+    items = [unscaled_to_decimal(v.as_py() if isinstance(v, pa.Scalar) else v, domain.scale)
+             for v in sorted_set]
     out = np.zeros(len(lo), dtype=bool)
     if not items:
         return out
