@@ -54,15 +54,7 @@ def count_below(members: np.ndarray, x: np.ndarray) -> np.ndarray:
     >>> count_below(np.array([2, 4, 4, 8]), np.array([1, 4, 5, 9])).tolist()
     [0, 1, 3, 4]
     """
-    if len(members) > SCAN_MAX:
-        return np.searchsorted(members, x, side="left")
-    out = np.zeros(len(x), dtype=np.intp)
-    for start, stop in _blocks(0, len(x)):
-        part, counts, test = x[start:stop], out[start:stop], np.empty(stop - start, dtype=bool)
-        for m in members:
-            np.greater(part, m, out=test)
-            np.add(counts, test.view(np.uint8), out=counts)
-    return out
+    return np.searchsorted(members, x, side="left")
 
 
 def any_in_range(lo: np.ndarray, hi: np.ndarray, members: np.ndarray,
