@@ -92,7 +92,7 @@ def prune_report(stats, sql: str) -> dict:
     >>> r["kept_containers"], r["kept_paths"], r["files_total"], r["bytes_skipped"]
     (['a#0'], ['a'], 2, None)
     """
-    import pyarrow as pa
+    import numpy as np
     import pyarrow.compute as pc
 
     import prune_engine as pe
@@ -103,10 +103,12 @@ def prune_report(stats, sql: str) -> dict:
     mask = pe.prune(stats, sql)
     table = stats.table
     by = layout.PATH if layout.PATH in table.column_names else layout.CONTAINER
-    files = pa.table({"path": table.column(by), "keep": mask}).group_by(
-        "path", use_threads=False).aggregate([("keep", "sum")])
-    paths = files.column("path").to_pylist()
-    kept = [n > 0 for n in files.column("keep_sum").to_pylist()]
+    column = table.column(by)
+    unique = pc.unique(column)  # in the order of first appearance, as the statistics list them
+    file_of = pc.index_in(column, value_set=unique).to_numpy(zero_copy_only=False)
+    hits = np.bincount(file_of, weights=mask.to_numpy(zero_copy_only=False), minlength=len(unique))
+    paths = unique.to_pylist()
+    kept = (hits > 0).tolist()
     recorded = stats.metadata.get("files") or {}
     sizes = [(recorded.get(p) or [None])[0] for p in paths]
     known = all(s is not None for s in sizes)
