@@ -1,9 +1,10 @@
-"""numba kernels of the n-gram index: gram collection, entry encoding, entry directory, probing.
+"""numba kernels of the n-gram index: gram collection, entry encoding, checksums, probing.
 
-Private: :mod:`.build` and :mod:`.probe` validate input, allocate every array, and call the
-four kernels of this module, :func:`build_entries`, :func:`checksums`, :func:`read_directory`
-and :func:`probe_entries`. Only those have explicit signatures and ``cache=True``: they compile
-when this module is first imported with a cold numba cache and load from the cache afterwards.
+Private: :mod:`.build`, :mod:`.directory` and :mod:`.probe` validate input, allocate every
+array, and call the kernels of this module, :func:`build_entries` (or its ASCII twin
+:func:`build_entries_ascii`), :func:`checksums` and :func:`probe_entries`. Only those have
+explicit signatures and ``cache=True``: each compiles on its first call with a cold numba
+cache (see :func:`_kernel`) and loads from the cache afterwards.
 The helpers (``_`` names, under ``@_helper``) compile into the kernels that call them, with no
 Python-callable wrapper. Array inputs are read-only C-contiguous arrays (use :func:`ro`).
 Tests compare each kernel with its plain-Python twin (:mod:`.reference`, :mod:`.format`); the
@@ -43,13 +44,20 @@ short path) and rolling two keys over the last ``n`` code points:
 Only then is each distinct gram hashed (xxHash64 of its UTF-8, see :mod:`.format`, assembled in
 registers rather than a buffer) and written: sorted for an exact set, or straight into the
 filter's bytes. The trailing checksums are computed by :func:`checksums` over the finished,
-read-only bytes, so that the hash of whole entries compiles once, for the build and for
-:func:`read_directory`.
+read-only bytes, so that the hash of whole entries compiles once, for the build and for the
+directory's verification (:mod:`.directory`).
+
+What a first build compiles
+---------------------------
+Compiling is most of a first build's time on a new machine (numba types and lowers every
+helper, and LLVM optimizes and emits each), so a batch whose bytes are all ASCII, with
+``n <= 3``, goes to :func:`build_entries_ascii`: the same body (:func:`_builder`) with a
+collector that needs neither the UTF-8 decoder nor the table of other grams. The general
+kernel compiles only when a batch needs it.
 
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
-Headers are decoded once per index into a directory (:func:`read_directory`, cached by
-:mod:`.probe`), so a probe reads only the filter blocks it tests. A query is an OR of
+Headers are decoded once per index into a directory (:mod:`.directory`), so a probe reads only the filter blocks it tests. A query is an OR of
 conjunctions of grams (one conjunction for every LIKE). A conjunction is tested gram by gram
 over the list of containers still possible, the gram that a sample of containers lacks most
 often first (:func:`_gram_order`): a container leaves the list at its first absent gram, and
@@ -86,10 +94,6 @@ W_U32 = types.Array(types.uint32, 1, "C")
 W_U64 = types.Array(types.uint64, 1, "C")
 W_B1 = types.Array(boolean, 1, "C")
 
-#: per-entry status codes of :func:`read_directory`
-OK = 0
-CORRUPT = 1
-BAD_VERSION = 2
 #: build modes
 MODE_AUTO = 0
 MODE_EXACT = 1
@@ -378,13 +382,44 @@ def _mark(bits, small, nsmall, key):
 
 
 @_helper
+def _ascii_grams(data, i, end, n, amap, bits, small, nsmall):
+    """Mark the grams of the ASCII value ``data[i:end]`` with ``n <= 3``: every gram is small,
+    its key the last ``n`` bytes as indexed (see the module doc). Returns the new count."""
+    top = np.uint64(8 * (n - 1))
+    key = np.uint64(START_BYTE) << top
+    if n == 1:
+        nsmall = _mark(bits, small, nsmall, key)
+    for j in range(i, end):
+        key = (key >> np.uint64(8)) | (np.uint64(amap[data[np.uint64(j)]]) << top)
+        if j - i + 2 >= n:
+            nsmall = _mark(bits, small, nsmall, key)
+    key = (key >> np.uint64(8)) | (np.uint64(END_BYTE) << top)
+    if end - i + 2 >= n:
+        nsmall = _mark(bits, small, nsmall, key)
+    return nsmall
+
+
+@_helper
+def _collect_ascii(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, table,
+                   others, ring, lanes, slots):
+    """:func:`_collect` of rows that are all ASCII, with ``n <= 3``: every gram is small, so
+    this needs neither the decoder nor the table (the arguments are the same, to share
+    :func:`_build`)."""
+    nsmall = np.int64(0)
+    for r in range(lo, hi):
+        if valid[r]:
+            nsmall = _ascii_grams(data, offsets[r], offsets[r + 1], n, amap, bits, small, nsmall)
+    return 0, nsmall, np.int64(0), slots
+
+
+@_helper
 def _collect(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small, table,
              others, ring, lanes, slots):
-    """The distinct grams of rows ``lo..hi``: small keys in ``small``, the other keys in
-    ``others`` (see the module doc); the table, of ``slots`` slots (a power of two) to begin
-    with, is left clear. Returns (0, small count, other count, the slots it grew to), or
-    (NEED_TABLE / NEED_OTHERS, the size wanted, 0, slots) when ``table`` / ``others`` is too
-    small, the bitmap then left clear too."""
+    """The distinct grams of rows ``lo..hi``: small keys in ``small``, the hashes of the other
+    grams in ``others`` (see the module doc); the table, of ``slots`` slots (a power of two)
+    to begin with, is left clear. Returns (0, small count, other count, the slots it grew to),
+    or (NEED_TABLE / NEED_OTHERS, the size wanted, 0, slots) when ``table`` / ``others`` is
+    too small, the bitmap then left clear too."""
     top = np.uint64(8 * (n - 1))
     packed = n <= SMALL_GRAM_MAX
     mask63 = (np.uint64(1) << np.uint64(21 * n)) - np.uint64(1) if packed else np.uint64(0)
@@ -403,16 +438,7 @@ def _collect(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small,
         i = offsets[r]
         end = offsets[r + 1]
         if packed and _is_ascii(data, i, end):  # the short path: every gram is small
-            key = np.uint64(START_BYTE) << top
-            if n == 1:
-                nsmall = _mark(bits, small, nsmall, key)
-            for j in range(i, end):
-                key = (key >> np.uint64(8)) | (np.uint64(amap[data[np.uint64(j)]]) << top)
-                if j - i + 2 >= n:
-                    nsmall = _mark(bits, small, nsmall, key)
-            key = (key >> np.uint64(8)) | (np.uint64(END_BYTE) << top)
-            if end - i + 2 >= n:
-                nsmall = _mark(bits, small, nsmall, key)
+            nsmall = _ascii_grams(data, i, end, n, amap, bits, small, nsmall)
             continue
         k24 = np.uint64(0)
         k63 = np.uint64(0)
@@ -490,6 +516,9 @@ def _collect(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small,
         for j in range(nsmall):
             bits[small[j] >> np.uint32(6)] = 0
         return status, 2 * (slots if status == NEED_TABLE else others.size), np.int64(0), slots
+    if packed:  # the keys are packed code points: hash them (for n > 3 they are hashes)
+        for j in range(nother):
+            others[j] = _packed_hash(others[j], n)
     return 0, nsmall, nother, slots
 
 
@@ -543,23 +572,125 @@ def _sbbf_add(words, w, nblocks, h):
 @_helper
 def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     """(kind, count) of a section holding ``ndv`` distinct grams."""
-    nblocks = max(1, int(math.ceil(ndv * bits_per_gram / 256.0)))
+    nblocks = math.ceil(ndv * bits_per_gram / 256.0)
+    if nblocks < 1:
+        nblocks = 1
     if mode == MODE_EXACT or (mode == MODE_AUTO and (ndv <= exact_max or 8 * ndv <= 32 * nblocks)):
         return KIND_EXACT, ndv
     return KIND_SBBF, nblocks
 
 
-@_kernel(int64(I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64,
-               W_U64, W_U32, W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_I64, W_B1,
-               W_I64, int64),
-         nogil=True)
+def _builder(collect):
+    """The body of a build kernel (see :func:`build_entries`), with the grams of a container
+    collected by ``collect`` (:func:`_collect` or :func:`_collect_ascii`): one helper per
+    collector, which calls it directly."""
+
+    @_helper
+    def build(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram, max_bytes,
+              exact_max, mode, amaps, bits, small, table, others, hashes, spare, count, ring,
+              lanes, out, words, out_off, out_ok, need, start):
+        ncont = groups.size - 1
+        nsec = 2 if case_insensitive else 1
+        head = (4 + 8 * nsec + 7) // 8 * 8
+        # the table's slots in use: then as many as the last container needed
+        slots = table.size if table.size < TABLE_START else np.int64(TABLE_START)
+        for c in range(start, ncont):
+            pos = out_off[c]
+            q = pos + head
+            kinds = 0
+            counts0 = np.int64(0)
+            counts1 = np.int64(0)
+            for s in range(nsec):
+                status, nsmall, nother, slots = collect(
+                    offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
+                    amaps[256 * s:256 * (s + 1)], bits, small, table, others, ring, lanes, slots)
+                if status:
+                    need[0] = status
+                    need[1] = nsmall  # the size wanted
+                    return c
+                ndv = nsmall + nother
+                kind, cnt = _choose_kind(ndv, bits_per_gram, exact_max, mode)
+                size = 8 * cnt if kind == KIND_EXACT else BLOCK_BYTES * cnt
+                room = q + size + TRAILER_BYTES > out.size
+                short = kind == KIND_EXACT and (ndv > hashes.size or ndv > spare.size)
+                if short:
+                    need[0] = NEED_HASHES
+                    need[1] = ndv
+                elif room:
+                    need[0] = NEED_OUT
+                    need[1] = q + size + TRAILER_BYTES
+                if short or room:
+                    for j in range(nsmall):
+                        bits[small[j] >> np.uint32(6)] = 0
+                    return c
+                if kind == KIND_EXACT:
+                    for j in range(nsmall):
+                        hashes[j] = _small_hash(small[j], n)
+                    for j in range(nother):
+                        hashes[nsmall + j] = others[j]
+                    cnt = _sort_unique(hashes, ndv, spare, count)
+                    for j in range(cnt):
+                        _wr(out, q + 8 * j, hashes[j], np.int64(8))
+                    size = 8 * cnt
+                else:
+                    for j in range(size):
+                        out[q + j] = 0
+                    for j in range(nsmall):
+                        _sbbf_add(words, q // 4, cnt, _small_hash(small[j], n))
+                    for j in range(nother):
+                        _sbbf_add(words, q // 4, cnt, others[j])
+                for j in range(nsmall):
+                    bits[small[j] >> np.uint32(6)] = 0
+                kinds |= kind << (8 * s)
+                if s == 0:
+                    counts0 = cnt
+                else:
+                    counts1 = cnt
+                q += size
+            total = q + TRAILER_BYTES - pos
+            if total > max_bytes:
+                out_off[c + 1] = pos
+                out_ok[c] = False
+                continue
+            out[pos] = VERSION
+            out[pos + 1] = n
+            out[pos + 2] = nsec
+            out[pos + 3] = 0
+            for s in range(nsec):
+                t = pos + 4 + 8 * s
+                out[t] = (kinds >> (8 * s)) & 0xFF
+                out[t + 1] = FOLD_NONE if s == 0 else FOLD_LOWER
+                out[t + 2] = 0
+                out[t + 3] = 0
+                _wr(out, t + 4, np.uint64(counts0 if s == 0 else counts1), np.int64(4))
+            for t in range(pos + 4 + 8 * nsec, pos + head):
+                out[t] = 0
+            out_off[c + 1] = q + TRAILER_BYTES
+            out_ok[c] = True
+        return ncont
+
+    return build
+
+
+_build = _builder(_collect)
+_build_ascii = _builder(_collect_ascii)
+
+
+
+#: the arguments of both build kernels (see :func:`build_entries`)
+_BUILD_SIGNATURE = int64(
+    I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64, W_U64, W_U32,
+    W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_U32, W_I64, W_B1, W_I64, int64)
+
+
+@_kernel(_BUILD_SIGNATURE, nogil=True)
 def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
                   max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
-                  count, ring, lanes, out, out_off, out_ok, need, start):
+                  count, ring, lanes, out, words, out_off, out_ok, need, start):
     """Encode the index entries of containers ``start..`` (rows ``groups[i]..groups[i+1]``)
     into ``out``, ``out_off`` (entry ``i`` is ``out[out_off[i]:out_off[i + 1]]``, and
     ``out_off[start]`` is where it starts) and ``out_ok`` (False: the entry is above
-    ``max_bytes`` and left out, zero length).
+    ``max_bytes`` and left out, zero length); ``words`` is ``out`` viewed as uint32.
 
     Returns the number of the first container not encoded: ``groups.size - 1`` when done,
     else ``need`` says what was too small (NEED_* and the size wanted) and the caller grows it
@@ -570,143 +701,32 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
     section's hashes), ``count`` (257), ``ring`` (MAX_GRAM_SIZE), ``lanes`` (5); ``amaps``
     holds the bytes as indexed, plain then folded.
     """
-    ncont = groups.size - 1
-    nsec = 2 if case_insensitive else 1
-    head = (4 + 8 * nsec + 7) // 8 * 8
-    slots = min(np.int64(TABLE_START), table.size)  # then as large as the last container needed
-    for c in range(start, ncont):
-        pos = out_off[c]
-        q = pos + head
-        kinds = 0
-        counts0 = np.int64(0)
-        counts1 = np.int64(0)
-        for s in range(nsec):
-            status, nsmall, nother, slots = _collect(
-                offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
-                amaps[256 * s:256 * (s + 1)], bits, small, table, others, ring, lanes, slots)
-            if status:
-                need[0] = status
-                need[1] = nsmall  # the size wanted
-                return c
-            ndv = nsmall + nother
-            kind, cnt = _choose_kind(ndv, bits_per_gram, exact_max, mode)
-            size = 8 * cnt if kind == KIND_EXACT else BLOCK_BYTES * cnt
-            room = q + size + TRAILER_BYTES > out.size
-            short = kind == KIND_EXACT and ndv > min(hashes.size, spare.size)
-            if short:
-                need[0] = NEED_HASHES
-                need[1] = ndv
-            elif room:
-                need[0] = NEED_OUT
-                need[1] = q + size + TRAILER_BYTES
-            if short or room:
-                for j in range(nsmall):
-                    bits[small[j] >> np.uint32(6)] = 0
-                return c
-            if kind == KIND_EXACT:
-                for j in range(nsmall):
-                    hashes[j] = _small_hash(small[j], n)
-                for j in range(nother):
-                    hashes[nsmall + j] = others[j] if n > SMALL_GRAM_MAX else _packed_hash(others[j], n)
-                cnt = _sort_unique(hashes, ndv, spare, count)
-                for j in range(cnt):
-                    _wr(out, q + 8 * j, hashes[j], np.int64(8))
-                size = 8 * cnt
-            else:
-                for j in range(size):
-                    out[q + j] = 0
-                words = out.view(np.uint32)
-                for j in range(nsmall):
-                    _sbbf_add(words, q // 4, cnt, _small_hash(small[j], n))
-                for j in range(nother):
-                    _sbbf_add(words, q // 4, cnt, others[j] if n > SMALL_GRAM_MAX else _packed_hash(others[j], n))
-            for j in range(nsmall):
-                bits[small[j] >> np.uint32(6)] = 0
-            kinds |= kind << (8 * s)
-            if s == 0:
-                counts0 = cnt
-            else:
-                counts1 = cnt
-            q += size
-        total = q + TRAILER_BYTES - pos
-        if total > max_bytes:
-            out_off[c + 1] = pos
-            out_ok[c] = False
-            continue
-        out[pos] = VERSION
-        out[pos + 1] = n
-        out[pos + 2] = nsec
-        out[pos + 3] = 0
-        for s in range(nsec):
-            t = pos + 4 + 8 * s
-            out[t] = (kinds >> (8 * s)) & 0xFF
-            out[t + 1] = FOLD_NONE if s == 0 else FOLD_LOWER
-            out[t + 2] = 0
-            out[t + 3] = 0
-            _wr(out, t + 4, np.uint64(counts0 if s == 0 else counts1), np.int64(4))
-        for t in range(pos + 4 + 8 * nsec, pos + head):
-            out[t] = 0
-        out_off[c + 1] = q + TRAILER_BYTES
-        out_ok[c] = True
-    return ncont
+    return _build(offsets, data, valid, groups, n, fold, case_insensitive,
+                  bits_per_gram, max_bytes, exact_max, mode, amaps, bits, small, table, others,
+                  hashes, spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
+
+
+@_kernel(_BUILD_SIGNATURE, nogil=True)
+def build_entries_ascii(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
+                        max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes,
+                        spare, count, ring, lanes, out, words, out_off, out_ok, need, start):
+    """:func:`build_entries` of rows whose bytes are all ASCII, with ``n <= 3``: the same
+    entries, from a kernel about half the size, which is all a first build of ASCII strings
+    compiles (the UTF-8 decoder and the table of other grams are left out)."""
+    return _build_ascii(offsets, data, valid, groups, n, fold, case_insensitive,
+                  bits_per_gram, max_bytes, exact_max, mode, amaps, bits, small, table, others,
+                  hashes, spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
+
+
 
 
 @_kernel(types.void(U8, I64, B1, W_U64), nogil=True)
 def checksums(data, offsets, valid, sums):
     """The trailer of every valid entry ``data[offsets[c]:offsets[c + 1]]``: xxHash64 of its
-    bytes before the trailer (read-only input, as :func:`read_directory` reads it)."""
+    bytes before the trailer (read-only input, as :mod:`.directory` verifies it)."""
     for c in range(offsets.size - 1):
         if valid[c]:
             sums[c] = _xxh64(data, offsets[c], offsets[c + 1] - offsets[c] - TRAILER_BYTES)
-
-
-# ----------------------------------------------------------------- directory ----------------
-
-@_helper
-def _read_entry(buf, s, length, c, ncont, gram_size, kind, count, position):
-    """Decode entry ``c`` (``buf[s:s + length]``) into the directory arrays of
-    :func:`read_directory` and return its status; unless it is OK, both kinds stay -1."""
-    if length < 4 + 8 + TRAILER_BYTES:
-        return CORRUPT
-    if buf[s] != VERSION:
-        return BAD_VERSION
-    n = np.int64(buf[s + 1])
-    nsec = np.int64(buf[s + 2])
-    ok = 1 <= nsec <= 2 and 1 <= n <= MAX_GRAM_SIZE
-    q = s + (4 + 8 * nsec + 7) // 8 * 8
-    for i in range(nsec if ok else 0):
-        t = s + 4 + 8 * i
-        k = np.int64(buf[t])
-        row = np.int64(buf[t + 1]) * ncont + c  # FOLD_NONE: the plain row, FOLD_LOWER: folded
-        cnt = np.int64(_rd32(buf, t + 4))
-        ok = (buf[t + 1] <= FOLD_LOWER and kind[row] < 0
-              and (k == KIND_EXACT or (k == KIND_SBBF and cnt > 0)))
-        if not ok:
-            break
-        kind[row], count[row], position[row] = k, cnt, q
-        q += 8 * cnt if k == KIND_EXACT else BLOCK_BYTES * cnt
-    ok = ok and q + TRAILER_BYTES == s + length
-    if ok and _xxh64(buf, s, length - TRAILER_BYTES) == _rd64(buf, s + length - TRAILER_BYTES):
-        gram_size[c] = n
-        return OK
-    kind[c] = kind[ncont + c] = -1
-    return CORRUPT
-
-
-@_kernel(types.void(I64, U8, B1, W_I8, W_I8, W_I8, W_I64, W_I64))
-def read_directory(offsets, data, valid, status, gram_size, kind, count, position):
-    """Decode and verify every entry once into (all zero, the caller's): ``status`` (OK,
-    CORRUPT for structure or checksum, BAD_VERSION), ``gram_size``, and ``kind``, ``count``
-    and ``position`` (of the payload), which hold the plain sections, then the folded ones
-    (2 * entries). The kind is -1 where there is nothing to probe (null or bad entry, missing
-    section), and the gram size is 0 for null and bad entries.
-    """
-    ncont = offsets.size - 1
-    for c in range(ncont):
-        kind[c] = kind[ncont + c] = -1
-        if valid[c]:
-            status[c] = _read_entry(data, offsets[c], offsets[c + 1] - offsets[c], c, ncont,
-                                    gram_size, kind, count, position)
 
 
 # ----------------------------------------------------------------- probing ------------------
@@ -754,7 +774,7 @@ def _keep_having(live, m, kind, count, pos, data, h):
 def _gram_order(live, m, kind, count, pos, data, hashes, start, stop, some, held, order):
     """Order (in ``order[:stop - start]``) the grams ``hashes[start:stop]`` by how many of up
     to ORDER_SAMPLE evenly spread containers hold them, fewest first (stable)."""
-    sample = min(m, ORDER_SAMPLE)
+    sample = m if m < ORDER_SAMPLE else np.int64(ORDER_SAMPLE)
     size = stop - start
     for g in range(size):
         for i in range(sample):
@@ -772,7 +792,7 @@ def _gram_order(live, m, kind, count, pos, data, hashes, start, stop, some, held
 def probe_entries(gram_size, kind, count, pos, data, n, term_hashes, term_offsets, out, rest,
                   live, some, held, order):
     """May-match mask (into ``out``, all False) of every entry (one section of a
-    :func:`read_directory`) for one query.
+    :class:`~.directory.Directory`) for one query.
 
     The query is an OR of terms, term ``t`` the AND of the gram hashes ``term_hashes[
     term_offsets[t]:term_offsets[t + 1]]`` (none: true). Entries of another gram size and

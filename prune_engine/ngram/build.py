@@ -132,6 +132,15 @@ class _Job:
                          exact_max, mode, K.ro(amaps, np.int64))
         self.exact_max = exact_max
 
+    def _ascii(self, offsets: np.ndarray) -> bool:
+        """Can :func:`._kernels.build_entries_ascii` encode the rows of ``offsets``: are their
+        grams of at most 3 ASCII bytes? (A first build of ASCII strings then compiles only
+        that smaller kernel.)"""
+        from prune_engine.ngram import _kernels as K
+
+        values = self.data[offsets[0]:offsets[-1]]
+        return self.settings[0] <= K.SMALL_GRAM_MAX and (values.size == 0 or values.max() < 0x80)
+
     def build(self, lo: int, hi: int):
         """(entry offsets, entry bytes, entry valid) of containers ``lo..hi``, from their rows
         only. The kernel allocates nothing: it stops where an array is too small, and
@@ -159,13 +168,13 @@ class _Job:
         # entries rarely take more than half a byte per byte of data (np.zeros maps lazily)
         out = np.zeros((int(offsets[-1] - offsets[0]) // 2 + 64 * ncont + 4096) // 8 * 8, np.uint8)
         out_off, out_ok = np.zeros(ncont + 1, np.int64), np.zeros(ncont, np.bool_)
+        kernel = K.build_entries_ascii if self._ascii(offsets) else K.build_entries
         start = 0
         while True:
-            start = K.build_entries(offsets, self.data, self.valid[first:last], groups,
-                                    *self.settings, scratch["bits"], scratch["small"],
-                                    scratch["table"], scratch["others"], scratch["hashes"],
-                                    scratch["spare"], count, ring, lanes, out, out_off, out_ok,
-                                    need, start)
+            start = kernel(offsets, self.data, self.valid[first:last], groups, *self.settings,
+                           scratch["bits"], scratch["small"], scratch["table"], scratch["others"],
+                           scratch["hashes"], scratch["spare"], count, ring, lanes, out,
+                           out.view(np.uint32), out_off, out_ok, need, start)
             if start == ncont:
                 return _sealed(out[:out_off[-1]].copy(), out_off, out_ok)
             what, size = int(need[0]), int(need[1])

@@ -7,10 +7,8 @@ numba call tests every container of a chunk (:func:`._kernels.probe_entries`), r
 the filter blocks it needs.
 
 Every entry is decoded and verified (structure and checksum) once per Arrow buffer, into a
-:class:`Directory` of its sections; the directories of the last few buffers are remembered,
-and the buffers held, so that their memory cannot be reused under a remembered address. A
-corrupt or unknown-version entry raises :class:`~prune_engine.errors.IndexCorruptError`
-naming the container; with
+:class:`~.directory.Directory` of its sections. A corrupt or unknown-version entry raises
+:class:`~prune_engine.errors.IndexCorruptError` naming the container; with
 ``on_invalid="keep"`` it is kept and the number of such containers is reported as a warning.
 
 >>> import numpy as np, pyarrow as pa
@@ -30,20 +28,16 @@ naming the container; with
 from __future__ import annotations
 
 import warnings
-from collections import OrderedDict
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import IndexCorruptError, NgramError
 from prune_engine.expr import like
+from prune_engine.ngram.directory import BAD_VERSION, OK, directory
 from prune_engine.ngram.pattern import dnf, equals_query, like_query, regex_query
 from prune_engine.ngram.reference import gram_bytes, xxh64
-
-#: how many index chunks keep their decoded :class:`Directory` (and are held)
-DIRECTORY_CACHE_SIZE = 16
-_directories: OrderedDict = OrderedDict()
 
 
 def like_may_match(index: pa.Array, pattern: str, escape: str | None = None,
@@ -113,8 +107,6 @@ def probe_section(gram_size: np.ndarray, kind: np.ndarray, count: np.ndarray,
 
 def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
                on_invalid: str, containers) -> np.ndarray:
-    from prune_engine.ngram import _kernels as K
-
     if on_invalid not in ("raise", "keep"):
         raise NgramError(f"on_invalid must be 'raise' or 'keep', not {on_invalid!r}")
     chunks = _chunks(index)
@@ -140,62 +132,19 @@ def _may_match(index, make_query: Callable[[int], tuple | None], folded: bool,
                 continue
             keep[part] &= probe_section(d.gram_size, d.kind[section], d.count[section],
                                         d.position[section], d.data, n, compile_query(query))
-    bad = np.nonzero(status != K.OK)[0]
+    bad = np.nonzero(status != OK)[0]
     if len(bad):
         keep[bad] = True
         if on_invalid == "raise":
             i = int(bad[0])
             name = containers[i].as_py() if containers is not None else i
-            what = "unknown version" if status[i] == K.BAD_VERSION else "corrupt bytes"
+            what = "unknown version" if status[i] == BAD_VERSION else "corrupt bytes"
             raise IndexCorruptError(
                 f"n-gram index of container {name!r} is invalid ({what}); "
                 f"{len(bad)} container(s) affected; on_invalid='keep' keeps them", name)
         warnings.warn(f"kept {len(bad)} container(s) whose n-gram index is corrupt or of an "
                       f"unknown version", stacklevel=3)
     return keep
-
-
-class Directory(NamedTuple):
-    """Every entry of one index chunk, decoded and verified once (:func:`._kernels.read_directory`).
-
-    ``kind``, ``count`` and ``position`` (of the payload in ``data``) have one row for the plain
-    and one for the folded section; a probe reads only them and the filter bytes it tests.
-    """
-
-    chunk: pa.Array  # held: its buffers stay alive, so their addresses key the cache soundly
-    data: np.ndarray
-    status: np.ndarray
-    gram_size: np.ndarray
-    kind: np.ndarray
-    count: np.ndarray
-    position: np.ndarray
-    gram_sizes: tuple  # the distinct gram sizes of the good entries
-
-
-def directory(chunk: pa.Array) -> Directory:
-    """The :class:`Directory` of ``chunk``, remembered for the last few chunks probed."""
-    from prune_engine.ngram import _kernels as K
-
-    bufs = chunk.buffers()
-    key = tuple((b.address, b.size) if b is not None else None for b in bufs) + (
-        chunk.offset, len(chunk), str(chunk.type))
-    if key in _directories:
-        _directories.move_to_end(key)
-        return _directories[key]
-    offsets, data, valid = _entry_buffers(chunk)
-    n = len(chunk)
-    status, gram_size, kind = np.zeros(n, np.int8), np.zeros(n, np.int8), np.zeros(2 * n, np.int8)
-    count, position = np.zeros(2 * n, np.int64), np.zeros(2 * n, np.int64)
-    K.read_directory(K.ro(offsets, np.int64), data, valid, status, gram_size, kind, count, position)
-    sections = (2, n)  # the plain sections, then the folded ones
-    d = Directory(chunk, data, K.ro(status, np.int8), K.ro(gram_size, np.int8),
-                  K.ro(kind.reshape(sections), np.int8), K.ro(count.reshape(sections), np.int64),
-                  K.ro(position.reshape(sections), np.int64),
-                  tuple(int(g) for g in np.unique(gram_size) if g > 0))
-    _directories[key] = d
-    while len(_directories) > DIRECTORY_CACHE_SIZE:
-        _directories.popitem(last=False)
-    return d
 
 
 def _chunks(index) -> list[pa.Array]:
@@ -210,14 +159,3 @@ def _chunks(index) -> list[pa.Array]:
                 or pa.types.is_null(c.type)):
             raise NgramError(f"index must be a binary column (one entry per container), not {c.type}")
     return chunks
-
-
-def _entry_buffers(chunk: pa.Array):
-    from prune_engine.ngram import _kernels as K
-    from prune_engine.ngram.build import arrow_buffers
-
-    if pa.types.is_null(chunk.type):
-        n = len(chunk)
-        return (K.ro(np.zeros(n + 1, np.int64), np.int64), K.ro(np.zeros(0, np.uint8), np.uint8),
-                K.ro(np.zeros(n, np.bool_), np.bool_))
-    return arrow_buffers(chunk)

@@ -15,14 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from tests.budget import examples
-from tests.ngram.ngram_cases import flatten, random_containers, random_like, random_regex
 from prune_engine.ngram import _kernels as K
 from prune_engine.ngram import reference as R
 from prune_engine.ngram.build import build_index
-from prune_engine.ngram.format import KIND_SBBF, decode_entry
+from prune_engine.ngram.directory import directory
 from prune_engine.ngram.pattern import equals_query, like_query, regex_query
-from prune_engine.ngram.probe import compile_query, directory, probe_section
+from prune_engine.ngram.probe import compile_query, probe_section
+from tests.budget import examples
+from tests.ngram.ngram_cases import flatten, random_containers, random_like, random_regex
 
 #: published xxHash64 (seed 0) vectors: "", "a", "abc", and a 39-byte input (32-byte stripes)
 VECTORS = [(b"", 0xEF46DB3751D8E999), (b"a", 0xD24EC4F1A98C6E5B), (b"abc", 0x44BC2CF5AD770999),
@@ -118,6 +118,29 @@ PATH_CASES = [
 @pytest.mark.parametrize("mode", ["exact", "bloom"])
 def test_ascii_and_general_paths_write_the_reference_bytes(n, mode):
     _assert_reference_bytes(PATH_CASES, n, ci=True, mode=mode)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_ascii_batches_take_the_ascii_kernel_and_both_kernels_agree(monkeypatch, n):
+    """A batch whose bytes are all ASCII goes to ``build_entries_ascii`` when ``n <= 3``, to
+    ``build_entries`` otherwise; forced through the general kernel, the same rows give the
+    same (reference) bytes."""
+    from prune_engine.ngram import build
+
+    rows = [c for c in PATH_CASES if all(v is None or v.isascii() for v in c)]
+    rows.append(["\x00", "a\x00b", "\x7f\x7f", "x" * 81])
+    calls = []
+    for name in ("build_entries", "build_entries_ascii"):
+        kernel = getattr(K, name)
+        monkeypatch.setattr(K, name, lambda *a, k=kernel, name=name: calls.append(name) or k(*a))
+    for mode in ("exact", "bloom"):
+        _assert_reference_bytes(rows, n, ci=True, mode=mode)
+    assert set(calls) == {"build_entries_ascii" if n <= 3 else "build_entries"}
+    calls.clear()
+    monkeypatch.setattr(build._Job, "_ascii", lambda self, offsets: False)
+    for mode in ("exact", "bloom"):
+        _assert_reference_bytes(rows, n, ci=True, mode=mode)
+    assert set(calls) == {"build_entries"}
 
 
 @pytest.mark.parametrize("n", [3, 4])
@@ -224,30 +247,6 @@ def test_probe_of_many_containers_equals_reference(mode):
         expected = [R.may_match(index[i].as_py(), q) for i in range(len(index))]
         assert got.tolist() == expected, f"query {q}"
         assert 0 < sum(expected) < len(expected) or q == like_query("%zzz%", 3), "a useful case"
-
-
-def test_directory_equals_the_python_decoder():
-    values = pa.array(["checkout", "home", "ab"] + [f"/cart/{i}" for i in range(200)])
-    index = build_index(values, np.array([0, 1, 2, 3, 203]), case_insensitive=True,
-                        exact_max_grams=16)
-    blobs = index.to_pylist()
-    bad = bytearray(blobs[1])
-    bad[-1] ^= 1
-    old = bytearray(blobs[2])
-    old[0] = 99
-    index = pa.array([blobs[0], bytes(bad), bytes(old), None, blobs[3]], pa.binary())
-    d = directory(index)
-    assert d.status.tolist() == [K.OK, K.CORRUPT, K.BAD_VERSION, K.OK, K.OK]
-    assert d.gram_size.tolist() == [3, 0, 0, 0, 3]
-    assert d.gram_sizes == (3,)
-    for i in (0, 4):
-        entry = decode_entry(blobs[0 if i == 0 else 3])
-        for s, sec in enumerate(entry.sections):
-            assert (d.kind[s, i], d.count[s, i]) == (sec.kind, sec.count)
-            payload = bytes(d.data[d.position[s, i]:d.position[s, i] + 8])
-            first = sec.payload[0] if sec.kind != KIND_SBBF else sec.payload[0][0]
-            assert int.from_bytes(payload[:8 if sec.kind != KIND_SBBF else 4], "little") == first
-    assert d.kind[:, 1:4].tolist() == [[-1] * 3, [-1] * 3], "nothing to probe in bad or null"
 
 
 def test_grams_never_split_a_code_point():
