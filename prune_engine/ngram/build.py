@@ -124,7 +124,8 @@ class _Job:
         from prune_engine.ngram.fold import fold_table
 
         self.offsets, self.data, self.valid, self.groups = offsets, data, valid, groups
-        fold = fold_table()
+        # the fold is read only for the folded section (its table takes 0.1 s to make)
+        fold = fold_table() if case_insensitive else np.arange(128, dtype=np.int32)
         ascii_bytes = np.arange(128)
         amaps = np.full(512, -1, np.int64)  # bytes as indexed, plain then folded; -1: not ASCII
         amaps[:128], amaps[256:384] = ascii_bytes, fold[:128]

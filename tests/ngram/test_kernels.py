@@ -143,6 +143,18 @@ def test_ascii_batches_take_the_ascii_kernel_and_both_kernels_agree(monkeypatch,
     assert set(calls) == {"build_entries"}
 
 
+@pytest.mark.parametrize("n", [1, 3, 4])
+@pytest.mark.parametrize("mode", ["exact", "bloom"])
+def test_containers_after_repetitive_ones_write_the_reference_bytes(n, mode):
+    """After a container whose grams mostly repeat, the next one marks its grams with a branch
+    that skips the stores of seen grams (``repeats``): new and seen grams, ASCII or not, are
+    listed once all the same, and the choice goes back once the grams are new again."""
+    repetitive = ["/cart?q=1"] * 200 + ["/cart?q=2"] * 100
+    _assert_reference_bytes([repetitive, ["/cart?q=1", "new grams", "é中"] * 3, repetitive,
+                             [f"{i:x}-{i * 7919 % 1000:03d}" for i in range(400)],
+                             ["/cart?q=1"] * 50 + ["fresh"]], n, ci=True, mode=mode)
+
+
 @pytest.mark.parametrize("n", [3, 4])
 def test_general_path_batches_write_the_reference_bytes(n):
     """Enough non-ASCII grams to list them in several batches, and one value longer than the
