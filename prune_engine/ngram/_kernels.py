@@ -185,13 +185,6 @@ def _rd64(b, p):
 
 
 @_helper
-def _wr(b, p, v, nbytes):
-    """Write the ``nbytes`` low bytes of ``v`` at ``b[p]``, little-endian."""
-    for i in range(nbytes):
-        b[p + i] = np.uint8((np.uint64(v) >> np.uint64(8 * i)) & np.uint64(0xFF))
-
-
-@_helper
 def _rotl(x, r):
     """Rotate the uint64 ``x`` left by ``r`` bits (xxHash64's rotations)."""
     return (x << r) | (x >> (np.uint64(64) - r))
@@ -642,8 +635,10 @@ def _builder(collect):
                     for j in range(nother):
                         hashes[nsmall + j] = others[j]
                     cnt = _sort_unique(hashes, ndv, spare, count)
+                    w = q >> 2  # every section starts on an 8-byte boundary of the entry
                     for j in range(cnt):
-                        _wr(out, q + 8 * j, hashes[j], np.int64(8))
+                        words[w + 2 * j] = np.uint32(hashes[j] & _M32)
+                        words[w + 2 * j + 1] = np.uint32(hashes[j] >> np.uint64(32))
                     size = 8 * cnt
                 else:
                     for j in range(size):
@@ -675,7 +670,7 @@ def _builder(collect):
                 out[t + 1] = FOLD_NONE if s == 0 else FOLD_LOWER
                 out[t + 2] = 0
                 out[t + 3] = 0
-                _wr(out, t + 4, np.uint64(counts0 if s == 0 else counts1), np.int64(4))
+                words[(t + 4) >> 2] = np.uint32(counts0 if s == 0 else counts1)
             for t in range(pos + 4 + 8 * nsec, pos + head):
                 out[t] = 0
             out_off[c + 1] = q + TRAILER_BYTES
