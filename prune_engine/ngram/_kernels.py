@@ -595,7 +595,7 @@ def _builder(collect):
         head = (4 + 8 * nsec + 7) // 8 * 8
         # the table's slots in use: then as many as the last container needed
         slots = table.size if table.size < TABLE_START else np.int64(TABLE_START)
-        repeats = False  # did most grams of the last container repeat? (see _mark)
+        repeats = np.bool_(False)  # did most grams of the last container repeat? (see _mark)
         for c in range(start, ncont):
             pos = out_off[c]
             q = pos + head

@@ -288,3 +288,40 @@ def test_two_processes_compiling_at_once_both_succeed(tmp_path):
     for p, (out, err) in zip(procs, results):
         assert p.returncode == 0 and out.strip() == "ok", err[-2000:]
     assert any((tmp_path / "cache").rglob("*.nbi")), "the kernels were not cached"
+
+
+def test_every_helper_compiles_once(tmp_path):
+    """Compile time is most of a first build on a new machine: no helper may compile twice.
+    A literal argument (``repeats = False`` rather than ``np.bool_(False)``) makes numba
+    compile a second copy of every helper it reaches; this once added 1.6 s to the general
+    build kernel's compile."""
+    code = textwrap.dedent("""
+        import collections
+        from numba.core import event
+        compiled = collections.Counter()
+
+        class Count(event.Listener):
+            def on_start(self, e):  # per function: both collectors have a body of their own
+                d = e.data["dispatcher"]
+                compiled[f"{d.py_func.__qualname__} {id(d):x}"] += 1
+
+            def on_end(self, e):
+                pass
+
+        event.register("numba:compile", Count())
+        from prune_engine.ngram import _kernels as K
+        for kernel in (K.build_entries_ascii, K.build_entries, K.checksums, K.probe_entries):
+            kernel.compiled()
+        print(dict(compiled))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    compiled = eval(done.stdout.strip().splitlines()[-1])  # a dict literal this test printed
+    names = [key.split()[0] for key in compiled]
+    assert {"build_entries", "build_entries_ascii", "checksums", "probe_entries",
+            "_collect", "_collect_ascii"} <= set(names), "the kernels and both collectors"
+    assert names.count("_builder.<locals>.build") == 2, "one body per collector"
+    twice = {name: n for name, n in compiled.items() if n > 1}
+    assert not twice, f"compiled more than once: {twice}"
