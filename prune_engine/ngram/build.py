@@ -194,8 +194,9 @@ def _sealed(data: np.ndarray, offsets: np.ndarray, ok: np.ndarray):
     """The entries with their trailing checksums written (:func:`._kernels.checksums`)."""
     from prune_engine.ngram import _kernels as K
 
-    sums = np.zeros(len(ok), np.uint64)
-    K.checksums(K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(ok, np.bool_), sums)
+    words = np.zeros((5, len(ok)), np.uint64)  # the checksums, then words only probes read
+    K.checksums(K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(ok, np.bool_), *words)
+    sums = words[0]
     ends = offsets[1:][ok]
     data.view(np.uint64)[(ends - 8) // 8] = sums[ok]  # entries are whole 8-byte words
     return offsets, data, ok
