@@ -60,12 +60,13 @@ kernel compiles only when a batch needs it.
 
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
-Headers are decoded once per index into a directory (:mod:`.directory`), so a probe reads only the filter blocks it tests. A query is an OR of
-conjunctions of grams (one conjunction for every LIKE). A conjunction is tested gram by gram
-over the list of containers still possible, the gram that a sample of containers lacks most
-often first (:func:`_gram_order`): a container leaves the list at its first absent gram, and
-the independent loads of one pass overlap their cache misses. The next conjunction is tested
-only on the containers that no earlier one matched.
+Headers are decoded once per index into a directory (:mod:`.directory`), so a probe reads only
+the filter blocks it tests. A query is an OR of conjunctions of grams (one conjunction for
+every LIKE). A conjunction is tested gram by gram over the list of containers still possible,
+the gram that a sample of containers lacks most often first (:func:`_gram_order`): a container
+leaves the list at its first absent gram, and the independent loads of one pass overlap their
+cache misses. The next conjunction is tested only on the containers that no earlier one
+matched.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ from numba import boolean, float64, int8, int64, njit, types, uint8
 
 from prune_engine.ngram.format import (
     BLOCK_BYTES, END_BYTE, END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF,
-    MAX_GRAM_SIZE, SALTS, START_BYTE, START_MARK, TRAILER_BYTES, VERSION,
+    SALTS, START_BYTE, START_MARK, TRAILER_BYTES, VERSION,
 )
 
 _RO = dict(readonly=True)
@@ -91,7 +92,6 @@ U64 = types.Array(types.uint64, 1, "C", **_RO)
 B1 = types.Array(boolean, 1, "C", **_RO)
 #: writable arrays (outputs and scratch)
 W_U8 = types.Array(uint8, 1, "C")
-W_I8 = types.Array(int8, 1, "C")
 W_I64 = types.Array(int64, 1, "C")
 W_U32 = types.Array(types.uint32, 1, "C")
 W_U64 = types.Array(types.uint64, 1, "C")
@@ -404,7 +404,7 @@ def _collect_ascii(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, 
                    others, ring, lanes, slots, repeats):
     """:func:`_collect` of rows that are all ASCII, with ``n <= 3``: every gram is small, so
     this needs neither the decoder nor the table (the arguments are the same, to share
-    :func:`_build`)."""
+    :func:`_builder`'s body)."""
     nsmall = np.int64(0)
     for r in range(lo, hi):
         if valid[r]:
@@ -595,7 +595,9 @@ def _builder(collect):
         head = (4 + 8 * nsec + 7) // 8 * 8
         # the table's slots in use: then as many as the last container needed
         slots = table.size if table.size < TABLE_START else np.int64(TABLE_START)
-        repeats = np.bool_(False)  # did most grams of the last container repeat? (see _mark)
+        # did nearly all grams of the last container repeat? (see _mark; typed, not a literal,
+        # which would compile every collector twice)
+        repeats = np.bool_(False)
         for c in range(start, ncont):
             pos = out_off[c]
             q = pos + head
@@ -684,7 +686,6 @@ _build = _builder(_collect)
 _build_ascii = _builder(_collect_ascii)
 
 
-
 #: the arguments of both build kernels (see :func:`build_entries`)
 _BUILD_SIGNATURE = int64(
     I64, U8, B1, I64, int64, I32, boolean, float64, int64, int64, int64, I64, W_U64, W_U32,
@@ -709,9 +710,9 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
     section's hashes), ``count`` (257), ``ring`` (MAX_GRAM_SIZE), ``lanes`` (5); ``amaps``
     holds the bytes as indexed, plain then folded.
     """
-    return _build(offsets, data, valid, groups, n, fold, case_insensitive,
-                  bits_per_gram, max_bytes, exact_max, mode, amaps, bits, small, table, others,
-                  hashes, spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
+    return _build(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
+                  max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
+                  count, ring, lanes, out, words, out_off, out_ok, need, start)
 
 
 @_kernel(_BUILD_SIGNATURE, nogil=True)
@@ -721,10 +722,9 @@ def build_entries_ascii(offsets, data, valid, groups, n, fold, case_insensitive,
     """:func:`build_entries` of rows whose bytes are all ASCII, with ``n <= 3``: the same
     entries, from a kernel about half the size, which is all a first build of ASCII strings
     compiles (the UTF-8 decoder and the table of other grams are left out)."""
-    return _build_ascii(offsets, data, valid, groups, n, fold, case_insensitive,
-                  bits_per_gram, max_bytes, exact_max, mode, amaps, bits, small, table, others,
-                  hashes, spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
-
+    return _build_ascii(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
+                        max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes,
+                        spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
 
 
 
