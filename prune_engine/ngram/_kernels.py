@@ -38,7 +38,7 @@ short path) and rolling two keys over the last ``n`` code points:
   of the key in the list of keys, which only counts the first time; the bits are cleared after
   the container. The stores are made without a branch on the answer, which is fastest while
   a good share of the grams is new; after a container where fewer than one gram in 16 was
-  new, a branch skips them for seen grams (:func:`_mark`): 40% faster on repetitive text.
+  new, a branch skips them for seen grams (:func:`_mark`): 50% faster on repetitive text.
   Grams of letters and digits share a few kilobytes of the bitmap;
 * any other gram goes to an open-addressing hash table, keyed by its code points packed 21
   bits each (``n <= 3``) or by its hash (``n > 3``); the table grows with the distinct grams
