@@ -92,7 +92,6 @@ def prune_report(stats, sql: str) -> dict:
     >>> r["kept_containers"], r["kept_paths"], r["files_total"], r["bytes_skipped"]
     (['a#0'], ['a'], 2, None)
     """
-    import numpy as np
     import pyarrow.compute as pc
 
     import prune_engine as pe
@@ -101,14 +100,8 @@ def prune_report(stats, sql: str) -> dict:
 
     stats = as_stats_table(stats)
     mask = pe.prune(stats, sql)
-    table = stats.table
-    by = layout.PATH if layout.PATH in table.column_names else layout.CONTAINER
-    column = table.column(by)
-    unique = pc.unique(column)  # in the order of first appearance, as the statistics list them
-    file_of = pc.index_in(column, value_set=unique).to_numpy(zero_copy_only=False)
-    hits = np.bincount(file_of, weights=mask.to_numpy(zero_copy_only=False), minlength=len(unique))
-    paths = unique.to_pylist()
-    kept = (hits > 0).tolist()
+    paths, kept = stats.files_kept(mask.to_numpy(zero_copy_only=False))
+    kept = kept.tolist()
     recorded = stats.metadata.get("files") or {}
     sizes = [(recorded.get(p) or [None])[0] for p in paths]
     known = all(s is not None for s in sizes)
@@ -121,7 +114,7 @@ def prune_report(stats, sql: str) -> dict:
         "bytes_total": sum(sizes) if known else None,
         "bytes_skipped": sum(s for s, k in zip(sizes, kept) if not k) if known else None,
         "kept_paths": [p for p, k in zip(paths, kept) if k],
-        "kept_containers": table.column(layout.CONTAINER).filter(mask).to_pylist(),
+        "kept_containers": stats.column(layout.CONTAINER).filter(mask).to_pylist(),
     }
 
 

@@ -38,10 +38,8 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from prune_engine.errors import StatsError
-from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.spark._files import (file_key, identities, recorded_identity,
                                        spark_file_path)
@@ -197,18 +195,10 @@ def _roots(location) -> list[str]:
 
 
 def _files_kept(stats: StatsTable, mask: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Each distinct file of the statistics and whether any of its containers is kept."""
-    table = stats.table
-    name = layout.PATH if layout.PATH in table.column_names else layout.CONTAINER
-    paths = table.column(name).combine_chunks()
-    if paths.null_count:
-        raise StatsError(f"the statistics' {name!r} column has nulls: every container needs "
-                         "the file it lives in", column=name)
-    distinct = pc.unique(paths)
-    index = pc.index_in(paths, value_set=distinct).to_numpy(zero_copy_only=False)
-    kept = np.bincount(index, weights=mask, minlength=len(distinct)) > 0
-    keys = [file_key(p) for p in distinct.to_pylist()]
-    return keys, kept
+    """Each distinct file of the statistics, as a file key, and whether any of its containers
+    is kept."""
+    paths, kept = stats.files_kept(mask)
+    return [file_key(p) for p in paths], kept
 
 
 def _under(files: list[str], kept: np.ndarray, roots: Sequence[str]):

@@ -15,7 +15,9 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 #: per live pa.Table: the derived arrays that evaluation cached for it (tables are immutable,
 #: so a second prune() over the same table reuses them); entries leave with their table
@@ -55,6 +57,29 @@ class StatsTable:
 
     def __arrow_c_stream__(self, requested_schema=None):
         return self.table.__arrow_c_stream__(requested_schema)
+
+    def files_kept(self, mask) -> tuple[list[str], np.ndarray]:
+        """Each distinct file of the statistics (its ``path``, or the container id when there is
+        no ``path`` column), in the order first listed, and whether ``mask`` keeps any of its
+        containers.
+
+        >>> t = pa.table({"container": ["b#0", "a#0", "b#1"], "path": ["b", "a", "b"]})
+        >>> files, kept = StatsTable(t).files_kept(np.array([False, False, True]))
+        >>> files, kept.tolist()
+        (['b', 'a'], [True, False])
+        """
+        from prune_engine.errors import StatsError
+        from prune_engine.stats import layout
+
+        name = layout.PATH if layout.PATH in self.table.column_names else layout.CONTAINER
+        paths = self.table.column(name).combine_chunks()
+        if paths.null_count:
+            raise StatsError(f"the statistics' {name!r} column has nulls: every container needs "
+                             "the file it lives in", column=name)
+        distinct = pc.unique(paths)  # in the order of first appearance
+        index = pc.index_in(paths, value_set=distinct).to_numpy(zero_copy_only=False)
+        kept = np.bincount(index, weights=np.asarray(mask), minlength=len(distinct)) > 0
+        return distinct.to_pylist(), kept
 
     def save(self, path) -> None:
         """Write the statistics to a Parquet file with the format version in its metadata."""
