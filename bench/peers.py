@@ -86,46 +86,29 @@ class Cmp(Pred):
 
 @dataclass(frozen=True)
 class In(Pred):
-    """``column IN (values...)``."""
+    """``column IN (values...)``, or ``NOT IN`` when ``negated``."""
 
     column: str
     values: tuple
+    negated: bool = False
 
     def sql(self) -> str:
-        return f"{self.column} IN ({', '.join(sql_literal(v) for v in self.values)})"
+        op = "NOT IN" if self.negated else "IN"
+        return f"{self.column} {op} ({', '.join(sql_literal(v) for v in self.values)})"
 
 
 @dataclass(frozen=True)
 class Prefix(Pred):
-    """``column LIKE 'prefix%'`` (the prefix holds no wildcard)."""
+    """``column LIKE 'prefix%'`` (the prefix holds no wildcard), or ``NOT LIKE`` when
+    ``negated``."""
 
     column: str
     prefix: str
+    negated: bool = False
 
     def sql(self) -> str:
-        return f"{self.column} LIKE {sql_literal(self.prefix + '%')}"
-
-
-@dataclass(frozen=True)
-class NotIn(Pred):
-    """``column NOT IN (values...)``."""
-
-    column: str
-    values: tuple
-
-    def sql(self) -> str:
-        return f"{self.column} NOT IN ({', '.join(sql_literal(v) for v in self.values)})"
-
-
-@dataclass(frozen=True)
-class NotPrefix(Pred):
-    """``column NOT LIKE 'prefix%'`` (the prefix holds no wildcard)."""
-
-    column: str
-    prefix: str
-
-    def sql(self) -> str:
-        return f"{self.column} NOT LIKE {sql_literal(self.prefix + '%')}"
+        op = "NOT LIKE" if self.negated else "LIKE"
+        return f"{self.column} {op} {sql_literal(self.prefix + '%')}"
 
 
 @dataclass(frozen=True)
@@ -187,17 +170,17 @@ def keep(pred: Pred, ops, _has_values: dict | None = None) -> Any:
 def may_match(pred: Pred, ops) -> Any:
     """Three-valued "some row may satisfy ``pred``" from the bounds (null = unknown)."""
     lo, hi = ops.stat(MIN_VALUES, pred.column), ops.stat(MAX_VALUES, pred.column)
-    if isinstance(pred, In):
+    if isinstance(pred, In) and not pred.negated:
         return ops.any_in_range(lo, hi, pred.values, pred.column)
-    if isinstance(pred, NotIn):
+    if isinstance(pred, In):
         return reduce(ops.and_, (ops.or_(ops.cmp("!=", lo, v), ops.cmp("!=", hi, v))
                                  for v in (ops.lit(x, pred.column) for x in pred.values)))
-    if isinstance(pred, (Prefix, NotPrefix)):
+    if isinstance(pred, Prefix):
         upper = successor(pred.prefix)
         if upper is None:
             raise ValueError(f"the prefix {pred.prefix!r} has no successor")
         p, succ = ops.lit(pred.prefix, pred.column), ops.lit(upper, pred.column)
-        if isinstance(pred, NotPrefix):
+        if pred.negated:
             return ops.or_(ops.cmp("<", lo, p), ops.cmp(">=", hi, succ))
         return ops.and_(ops.cmp("<", lo, succ), ops.cmp(">=", hi, p))
     if not isinstance(pred, Cmp):
@@ -630,9 +613,9 @@ def _literals(pred: Pred, column: str) -> list[str]:
         return [v for a in pred.args for v in _literals(a, column)]
     if pred.column != column:
         return []
-    if isinstance(pred, (In, NotIn)):
+    if isinstance(pred, In):
         return list(pred.values)
-    if isinstance(pred, (Prefix, NotPrefix)):
+    if isinstance(pred, Prefix):
         return [pred.prefix, successor(pred.prefix)]
     return [pred.value]
 
@@ -767,13 +750,9 @@ def _iceberg_expr(pred: Pred, schema: pa.Schema):
     if isinstance(pred, Any_):
         return ie.Or(*(_iceberg_expr(a, schema) for a in pred.args))
     if isinstance(pred, In):
-        return ie.In(pred.column, set(pred.values))
-    if isinstance(pred, NotIn):
-        return ie.NotIn(pred.column, set(pred.values))
+        return (ie.NotIn if pred.negated else ie.In)(pred.column, set(pred.values))
     if isinstance(pred, Prefix):
-        return ie.StartsWith(pred.column, pred.prefix)
-    if isinstance(pred, NotPrefix):
-        return ie.NotStartsWith(pred.column, pred.prefix)
+        return (ie.NotStartsWith if pred.negated else ie.StartsWith)(pred.column, pred.prefix)
     make = {"=": ie.EqualTo, "!=": ie.NotEqualTo, "<": ie.LessThan, "<=": ie.LessThanOrEqual,
             ">": ie.GreaterThan, ">=": ie.GreaterThanOrEqual}[pred.op]
     expr = make(pred.column, _iceberg_value(pred.value))
@@ -813,7 +792,7 @@ def knowingly_less_precise(peer: str, pred: Pred) -> bool:
         return False
     if isinstance(pred, (All, Any_)):
         return any(knowingly_less_precise(peer, a) for a in pred.args)
-    return (isinstance(pred, In) and len(pred.values) > 200) or isinstance(pred, NotIn) or \
+    return (isinstance(pred, In) and (pred.negated or len(pred.values) > 200)) or \
         (isinstance(pred, Cmp) and pred.op == "!=")
 
 
