@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 
-def run_fresh(code: str, cache_dir: str, *args: str) -> str:
+def run_fresh(code: str, cache_dir: str, *args: str, env: dict | None = None) -> str:
     """Run ``code`` (with ``args`` as ``sys.argv[1:]``) in a fresh interpreter whose numba cache
-    is ``cache_dir``; the last line it prints."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    is ``cache_dir`` (and with ``env`` added to its environment); the last line it prints."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, **(env or {}))
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                           text=True, check=False)
     if done.returncode:
@@ -24,25 +24,26 @@ def run_fresh(code: str, cache_dir: str, *args: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def first_call_seconds(code: str, cache_dir: str) -> float:
+def first_call_seconds(code: str, cache_dir: str, env: dict | None = None) -> float:
     """Run ``code`` (it prints its own elapsed seconds) in a fresh interpreter."""
-    return float(run_fresh(code, cache_dir))
+    return float(run_fresh(code, cache_dir, env=env))
 
 
 def prepare_cache(cache: str, cache_dir: Path, fill) -> None:
-    """Make ``cache_dir`` empty for a "cold" call, or filled (by ``fill()`` if it is not yet)
+    """Make ``cache_dir`` empty for a "cold..." call, or filled (by ``fill()`` if it is not yet)
     for a "warm" one. A cold call leaves it filled, so that a warm call after it needs no
     compile of its own."""
-    if cache == "cold":
+    if cache.startswith("cold"):
         shutil.rmtree(cache_dir, ignore_errors=True)
     elif not cache_dir.exists():
         fill()
 
 
-def measure(benchmark, code: str, cache: str, what: str, cache_dir: Path) -> None:
-    """Benchmark one first call (``cache`` is "cold" or "warm", see :func:`prepare_cache`) into
-    ``benchmark``; ``what`` names the work timed in the report."""
+def measure(benchmark, code: str, cache: str, what: str, cache_dir: Path,
+            env: dict | None = None) -> None:
+    """Benchmark one first call (``cache`` is "cold..." or "warm", see :func:`prepare_cache`)
+    into ``benchmark``; ``what`` names the work timed in the report."""
     prepare_cache(cache, cache_dir, lambda: first_call_seconds(code, str(cache_dir)))
-    seconds = benchmark.pedantic(first_call_seconds, (code, str(cache_dir)), rounds=1,
+    seconds = benchmark.pedantic(first_call_seconds, (code, str(cache_dir), env), rounds=1,
                                  iterations=1)
     benchmark.extra_info.update(seconds_in_process=seconds, cache=cache, what=what)

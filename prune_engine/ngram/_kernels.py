@@ -6,7 +6,8 @@ array, and call the kernels of this module, :func:`build_entries` (or its ASCII 
 explicit signatures and ``cache=True``: each compiles on its first call with a cold numba
 cache (see :func:`_kernel`) and loads from the cache afterwards.
 The helpers (``_`` names, under ``@_helper``) compile into the kernels that call them, with no
-Python-callable wrapper. Array inputs are read-only C-contiguous arrays (use :func:`ro`).
+Python-callable wrapper; a helper with one caller (``@_inlined``) is typed into it. Array
+inputs are read-only C-contiguous arrays (use :func:`ro`).
 Tests compare each kernel with its plain-Python twin (:mod:`.reference`, :mod:`.format`); the
 byte layout is :mod:`.format`'s.
 
@@ -16,9 +17,16 @@ Rules that keep the first compile short and the loops fast
   seconds of the first compile. The caller passes every output and scratch array; the build
   kernel stops before a container that needs more room than it was given, says how much, and
   is called again from there with bigger arrays (:func:`build_entries`).
-* Helpers get no signature and no ``inline="always"`` (which re-types a helper at every call
-  site): each compiles once per argument types. Constants passed to helpers are typed
-  (``np.int64(0)``): a literal argument makes numba compile one more copy per value.
+* Every function costs compile time of its own (numba types and lowers it; LLVM optimizes and
+  emits it, and again in every caller that links it), so a helper called from one place
+  only is typed into its caller (``inline="always"``, :data:`_inlined`), and the build
+  kernels are their body itself (:func:`_builder`). A helper called from several places
+  gets no ``inline="always"``, which would re-type it at every call site: each compiles
+  once per argument types. Constants passed to helpers are typed (``np.int64(0)``): a
+  literal argument makes numba compile one more copy per value.
+* The cyclic garbage collector is paused while a kernel compiles (numba makes many
+  short-lived objects; with pyarrow and pandas loaded, each full collection walks them all):
+  0.3 s of a first build.
 * Hot loops index with unsigned integers where they can: numba then skips its negative-index
   fix-up, and LLVM fuses the byte loads of :func:`_rd64` into one load.
 * ``build_entries`` releases the GIL (``nogil=True``): :mod:`.build` runs batches of
@@ -52,11 +60,12 @@ directory's verification (:mod:`.directory`).
 
 What a first build compiles
 ---------------------------
-Compiling is most of a first build's time on a new machine (numba types and lowers every
-helper, and LLVM optimizes and emits each), so a batch whose bytes are all ASCII, with
-``n <= 3``, goes to :func:`build_entries_ascii`: the same body (:func:`_builder`) with a
-collector that needs neither the UTF-8 decoder nor the table of other grams. The general
-kernel compiles only when a batch needs it.
+Compiling is most of a first build's time on a new machine, so a batch whose bytes are all
+ASCII, with ``n <= 3``, goes to :func:`build_entries_ascii`: the same body
+(:func:`_builder`) with a collector that needs neither the UTF-8 decoder nor the table of
+other grams. The general kernel compiles only when a batch needs it. While a build kernel
+compiles, a helper process compiles :func:`checksums` and :func:`probe_entries` into
+numba's cache, on another CPU (:mod:`._ahead`).
 
 How a probe stays cheap when the index does not fit in cache
 ------------------------------------------------------------
@@ -72,12 +81,14 @@ matched.
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import threading
 
 import numpy as np
 from numba import boolean, float64, int8, int64, njit, types, uint8
 
+from prune_engine.ngram import _ahead
 from prune_engine.ngram.format import (
     BLOCK_BYTES, END_BYTE, END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF,
     SALTS, START_BYTE, START_MARK, TRAILER_BYTES, VERSION,
@@ -128,21 +139,26 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: decorates every helper: compiled only inside the kernels that call it, so numba builds no
 #: Python-callable wrapper for it (that wrapper is about half of a small helper's compile time)
 _helper = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+#: decorates a helper with a single caller: its code is typed into the caller's, and is not a
+#: function of its own at all (which numba and LLVM would optimize and emit once more)
+_inlined = njit(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-def _kernel(signature, **options):
+def _kernel(signature, then: tuple[str, ...] = (), **options):
     """Decorates a kernel with one explicit signature, compiled (or loaded from numba's cache)
     on its first call rather than at import: numba compiles an explicit signature as soon as
-    it decorates, and a process that only probes should not pay for compiling the build."""
-    return lambda py_func: _LazyKernel(py_func, signature, options)
+    it decorates, and a process that only probes should not pay for compiling the build.
+    ``then`` names the kernels a process calls next: when this one is not in the cache, they
+    are compiled meanwhile by a helper process (:mod:`._ahead`)."""
+    return lambda py_func: _LazyKernel(py_func, signature, then, options)
 
 
 class _LazyKernel:
     """See :func:`_kernel`."""
 
-    def __init__(self, py_func, signature, options: dict):
+    def __init__(self, py_func, signature, then: tuple[str, ...], options: dict):
         functools.update_wrapper(self, py_func)
-        self.py_func, self.signature, self.options = py_func, signature, options
+        self.py_func, self.signature, self.then, self.options = py_func, signature, then, options
         self.dispatcher = None
         self._lock = threading.Lock()
 
@@ -150,8 +166,26 @@ class _LazyKernel:
         """The numba dispatcher, compiled on first use (once, whatever the threads)."""
         with self._lock:
             if self.dispatcher is None:
-                self.dispatcher = njit(self.signature, cache=True, **self.options)(self.py_func)
+                _ahead.wait(self.__name__)
+                if self.then and _ahead.allowed() and not self._cached():
+                    _ahead.start(self.then)
+                paused = gc.isenabled()
+                gc.disable()
+                try:
+                    self.dispatcher = njit(self.signature, cache=True, **self.options)(self.py_func)
+                finally:
+                    if paused:
+                        gc.enable()
         return self.dispatcher
+
+    def _cached(self) -> bool:
+        """Does numba's cache hold this kernel? (What numba's compile looks up first; True
+        when this numba cannot say, so that nothing is compiled ahead.)"""
+        dispatcher = njit(cache=True, **self.options)(self.py_func)  # lazy: compiles nothing
+        try:
+            return dispatcher._cache.load_overload(self.signature, dispatcher.targetctx) is not None
+        except Exception:  # noqa: BLE001 - an internal of numba, absent or changed
+            return True
 
     def __call__(self, *args):
         return (self.dispatcher or self.compiled())(*args)
@@ -216,7 +250,7 @@ def _xxh64_tail(h, word, length):
     return h ^ (h >> np.uint64(32))
 
 
-@_helper
+@_inlined
 def _xxh64(buf, start, length):
     """xxHash64 with seed 0 of ``buf[start:start + length]``."""
     p = start
@@ -249,7 +283,7 @@ def _xxh64(buf, start, length):
     return _xxh64_tail(h, word, end - p)
 
 
-@_helper
+@_inlined
 def _small_hash(key, n):
     """xxHash64 of the ``n <= 3`` bytes of small gram ``key`` (see the module doc)."""
     return _xxh64_tail(_P5 + np.uint64(n), np.uint64(key), np.int64(n))
@@ -523,7 +557,7 @@ def _collect(offsets, data, valid, lo, hi, n, fold, use_fold, amap, bits, small,
     return 0, nsmall, nother, slots
 
 
-@_helper
+@_inlined
 def _sort_unique(a, m, spare, count):
     """Sort ``a[:m]`` (uint64) in place and drop repeats; returns the new length.
 
@@ -553,7 +587,7 @@ def _sort_unique(a, m, spare, count):
 
 # ----------------------------------------------------------------- entries ------------------
 
-@_helper
+@_inlined
 def _sbbf_add(words, w, nblocks, h):
     """Set the 8 bits of hash ``h`` in the filter of ``nblocks`` blocks whose u32 words start
     at ``words[w]`` (a u32 view of the entry bytes: this machine is little-endian, as the
@@ -570,7 +604,7 @@ def _sbbf_add(words, w, nblocks, h):
     words[base + np.uint64(7)] |= np.uint32(1) << np.uint32(((x * _S7) & _M32) >> np.uint64(27))
 
 
-@_helper
+@_inlined
 def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     """(kind, count) of a section holding ``ndv`` distinct grams."""
     nblocks = math.ceil(ndv * bits_per_gram / 256.0)
@@ -581,12 +615,18 @@ def _choose_kind(ndv, bits_per_gram, exact_max, mode):
     return KIND_SBBF, nblocks
 
 
-def _builder(collect):
-    """The body of a build kernel (see :func:`build_entries`), with the grams of a container
-    collected by ``collect`` (:func:`_collect` or :func:`_collect_ascii`): one helper per
-    collector, which calls it directly."""
+def _builder(ascii_only: bool, name: str, doc: str):
+    """A build kernel's function (see :func:`build_entries`), its grams collected by
+    :func:`_collect_ascii` when ``ascii_only``, else by :func:`_collect`.
 
-    @_helper
+    One body serves both kernels, and is the kernel itself: a helper between a kernel and its
+    work costs compile time (numba and LLVM optimize and emit every helper's code, and again
+    in each caller that links it). ``ascii_only`` is a constant of the closure, so numba drops
+    the other collector's call before typing: the ASCII kernel never compiles
+    :func:`_collect`. (A constant, not the collector itself, is what the closure holds:
+    numba keys its cache on the closure's pickled contents, and a pickled dispatcher differs
+    from one process to the next.)"""
+
     def build(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram, max_bytes,
               exact_max, mode, amaps, bits, small, table, others, hashes, spare, count, ring,
               lanes, out, words, out_off, out_ok, need, start):
@@ -605,6 +645,7 @@ def _builder(collect):
             counts0 = np.int64(0)
             counts1 = np.int64(0)
             for s in range(nsec):
+                collect = _collect_ascii if ascii_only else _collect
                 status, nsmall, nother, slots = collect(
                     offsets, data, valid, groups[c], groups[c + 1], n, fold, s == 1,
                     amaps[256 * s:256 * (s + 1)], bits, small, table, others, ring, lanes, slots,
@@ -631,24 +672,22 @@ def _builder(collect):
                     for j in range(nsmall):
                         bits[small[j] >> np.uint32(6)] = 0
                     return c
+                if kind == KIND_SBBF:
+                    for j in range(size):
+                        out[q + j] = 0
+                for j in range(ndv):  # the grams' hashes: into the exact set, or the filter
+                    h = _small_hash(small[j], n) if j < nsmall else others[j - nsmall]
+                    if kind == KIND_EXACT:
+                        hashes[j] = h
+                    else:
+                        _sbbf_add(words, q // 4, cnt, h)
                 if kind == KIND_EXACT:
-                    for j in range(nsmall):
-                        hashes[j] = _small_hash(small[j], n)
-                    for j in range(nother):
-                        hashes[nsmall + j] = others[j]
                     cnt = _sort_unique(hashes, ndv, spare, count)
                     w = q >> 2  # every section starts on an 8-byte boundary of the entry
                     for j in range(cnt):
                         words[w + 2 * j] = np.uint32(hashes[j] & _M32)
                         words[w + 2 * j + 1] = np.uint32(hashes[j] >> np.uint64(32))
                     size = 8 * cnt
-                else:
-                    for j in range(size):
-                        out[q + j] = 0
-                    for j in range(nsmall):
-                        _sbbf_add(words, q // 4, cnt, _small_hash(small[j], n))
-                    for j in range(nother):
-                        _sbbf_add(words, q // 4, cnt, others[j])
                 for j in range(nsmall):
                     bits[small[j] >> np.uint32(6)] = 0
                 kinds |= kind << (8 * s)
@@ -679,11 +718,9 @@ def _builder(collect):
             out_ok[c] = True
         return ncont
 
+    build.__name__ = build.__qualname__ = name  # the kernel's name in numba's cache, too
+    build.__doc__ = doc
     return build
-
-
-_build = _builder(_collect)
-_build_ascii = _builder(_collect_ascii)
 
 
 #: the arguments of both build kernels (see :func:`build_entries`)
@@ -692,10 +729,11 @@ _BUILD_SIGNATURE = int64(
     W_U64, W_U64, W_U64, W_U64, W_I64, W_I64, W_U64, W_U8, W_U32, W_I64, W_B1, W_I64, int64)
 
 
-@_kernel(_BUILD_SIGNATURE, nogil=True)
-def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
-                  max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
-                  count, ring, lanes, out, words, out_off, out_ok, need, start):
+#: what a process calls after a build: its checksums, then (usually) a probe
+_AFTER_BUILD = ("checksums", "probe_entries")
+
+build_entries = _kernel(_BUILD_SIGNATURE, then=_AFTER_BUILD, nogil=True)(_builder(
+    False, "build_entries",
     """Encode the index entries of containers ``start..`` (rows ``groups[i]..groups[i+1]``)
     into ``out``, ``out_off`` (entry ``i`` is ``out[out_off[i]:out_off[i + 1]]``, and
     ``out_off[start]`` is where it starts) and ``out_ok`` (False: the entry is above
@@ -709,23 +747,13 @@ def build_entries(offsets, data, valid, groups, n, fold, case_insensitive, bits_
     keys), ``table`` and ``others`` (its other keys), ``hashes`` and ``spare`` (an exact
     section's hashes), ``count`` (257), ``ring`` (MAX_GRAM_SIZE), ``lanes`` (5); ``amaps``
     holds the bytes as indexed, plain then folded.
-    """
-    return _build(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
-                  max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes, spare,
-                  count, ring, lanes, out, words, out_off, out_ok, need, start)
+    """))
 
-
-@_kernel(_BUILD_SIGNATURE, nogil=True)
-def build_entries_ascii(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
-                        max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes,
-                        spare, count, ring, lanes, out, words, out_off, out_ok, need, start):
+build_entries_ascii = _kernel(_BUILD_SIGNATURE, then=_AFTER_BUILD, nogil=True)(_builder(
+    True, "build_entries_ascii",
     """:func:`build_entries` of rows whose bytes are all ASCII, with ``n <= 3``: the same
     entries, from a kernel about half the size, which is all a first build of ASCII strings
-    compiles (the UTF-8 decoder and the table of other grams are left out)."""
-    return _build_ascii(offsets, data, valid, groups, n, fold, case_insensitive, bits_per_gram,
-                        max_bytes, exact_max, mode, amaps, bits, small, table, others, hashes,
-                        spare, count, ring, lanes, out, words, out_off, out_ok, need, start)
-
+    compiles (the UTF-8 decoder and the table of other grams are left out)."""))
 
 
 @_kernel(types.void(U8, I64, B1, W_U64, W_U64, W_U64, W_U64, W_U64), nogil=True)
@@ -787,7 +815,7 @@ def _keep_having(live, m, kind, count, pos, data, h):
     return k
 
 
-@_helper
+@_inlined
 def _gram_order(live, m, kind, count, pos, data, hashes, start, stop, some, held, order):
     """Order (in ``order[:stop - start]``) the grams ``hashes[start:stop]`` by how many of up
     to ORDER_SAMPLE evenly spread containers hold them, fewest first (stable)."""
