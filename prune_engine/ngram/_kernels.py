@@ -167,11 +167,11 @@ class _LazyKernel:
         with self._lock:
             if self.dispatcher is None:
                 _ahead.wait(self.__name__)
-                if self.then and _ahead.allowed() and not self._cached():
-                    _ahead.start(self.then)
                 paused = gc.isenabled()
                 gc.disable()
                 try:
+                    if self.then and _ahead.allowed() and not self._cached():
+                        _ahead.start(self.then)
                     self.dispatcher = njit(self.signature, cache=True, **self.options)(self.py_func)
                 finally:
                     if paused:
