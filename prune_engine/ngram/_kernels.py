@@ -181,8 +181,8 @@ class _LazyKernel:
     def _cached(self) -> bool:
         """Does numba's cache hold this kernel? (What numba's compile looks up first; True
         when this numba cannot say, so that nothing is compiled ahead.)"""
-        dispatcher = njit(cache=True, **self.options)(self.py_func)  # lazy: compiles nothing
         try:
+            dispatcher = njit(cache=True, **self.options)(self.py_func)  # lazy: compiles nothing
             return dispatcher._cache.load_overload(self.signature, dispatcher.targetctx) is not None
         except Exception:  # noqa: BLE001 - an internal of numba, absent or changed
             return True

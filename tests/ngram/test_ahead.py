@@ -51,8 +51,8 @@ print(json.dumps({{"compiled": compiled, "helper": _ahead._started, "running": r
 """
 
 
-def first_call(cache_dir, setup: str = "", **env) -> dict:
-    code = FIRST_CALL.format(setup=textwrap.dedent(setup), values=VALUES, groups=GROUPS)
+def first_call(cache_dir, setup: str = "", values: list[str] = VALUES, **env) -> dict:
+    code = FIRST_CALL.format(setup=textwrap.dedent(setup), values=values, groups=GROUPS)
     run_env = {k: v for k, v in os.environ.items() if k != _ahead.ENV}
     run_env.update(NUMBA_CACHE_DIR=str(cache_dir), **env)
     done = subprocess.run([sys.executable, "-c", code], env=run_env, capture_output=True,
@@ -77,10 +77,22 @@ def test_a_cold_first_build_takes_the_next_kernels_from_a_helper_and_a_warm_one_
     cold = first_call(tmp_path / "cache")
     assert cold["helper"] is True
     assert kernels(cold) == {"build_entries_ascii"}, "checksums and probe came from the helper"
+    assert "_collect" not in cold["compiled"], "the ASCII kernel leaves the general collector out"
     assert {k: cold[k] for k in ("index", "mask")} == expected() and cold["mask"] == [True, False]
     warm = first_call(tmp_path / "cache")
     assert warm["helper"] is False and kernels(warm) == set(), "all loaded from the cache"
     assert {k: warm[k] for k in ("index", "mask")} == expected()
+
+
+def test_the_general_build_kernel_is_cached_too(tmp_path):
+    """Both build kernels are one closure, told apart by a constant: each has its own entry in
+    numba's cache, which a new process finds."""
+    values = ["/panier/écran", "/日本/検索", "/home", "/about"]
+    first = first_call(tmp_path / "cache", values=values)
+    assert "build_entries" in first["compiled"] and "build_entries_ascii" not in first["compiled"]
+    again = first_call(tmp_path / "cache", values=values)
+    assert kernels(again) == set() and "build_entries" not in again["compiled"]
+    assert again["index"] == first["index"]
 
 
 def test_switched_off_everything_compiles_here(tmp_path):
