@@ -231,6 +231,22 @@ def _round(acc, lane):
 
 
 @_helper
+def _converge(v1, v2, v3, v4):
+    """xxHash64's state after its 32-byte stripes: the four accumulators merged."""
+    h = (_rotl(v1, np.uint64(1)) + _rotl(v2, np.uint64(7)) + _rotl(v3, np.uint64(12))
+         + _rotl(v4, np.uint64(18)))
+    for v in (v1, v2, v3, v4):
+        h = (h ^ _round(np.uint64(0), v)) * _P1 + _P4
+    return h
+
+
+@_helper
+def _lane(h, lane):
+    """xxHash64's step over one 8-byte ``lane`` after the stripes."""
+    return _rotl(h ^ _round(np.uint64(0), lane), np.uint64(27)) * _P1 + _P4
+
+
+@_helper
 def _xxh64_tail(h, word, length):
     """Finish an xxHash64 state ``h`` with the last ``length < 8`` bytes, given as the
     little-endian ``word``, and avalanche it."""
@@ -266,16 +282,12 @@ def _xxh64(buf, start, length):
             v3 = _round(v3, _rd64(buf, p + 16))
             v4 = _round(v4, _rd64(buf, p + 24))
             p += 32
-        h = (_rotl(v1, np.uint64(1)) + _rotl(v2, np.uint64(7)) + _rotl(v3, np.uint64(12))
-             + _rotl(v4, np.uint64(18)))
-        for v in (v1, v2, v3, v4):
-            h = (h ^ _round(np.uint64(0), v)) * _P1 + _P4
+        h = _converge(v1, v2, v3, v4)
     else:
         h = _P5
     h += np.uint64(length)
     while p + 8 <= end:
-        h ^= _round(np.uint64(0), _rd64(buf, p))
-        h = _rotl(h, np.uint64(27)) * _P1 + _P4
+        h = _lane(h, _rd64(buf, p))
         p += 8
     word = np.uint64(0)
     for i in range(end - p):
@@ -300,17 +312,13 @@ def _lanes_hash(lanes, length):
         v2 = _round(_P2, lanes[1])
         v3 = _round(np.uint64(0), lanes[2])
         v4 = _round(np.uint64(0) - _P1, lanes[3])
-        h = (_rotl(v1, np.uint64(1)) + _rotl(v2, np.uint64(7)) + _rotl(v3, np.uint64(12))
-             + _rotl(v4, np.uint64(18)))
-        for v in (v1, v2, v3, v4):
-            h = (h ^ _round(np.uint64(0), v)) * _P1 + _P4
+        h = _converge(v1, v2, v3, v4)
         p = 4
     else:
         h = _P5
     h += np.uint64(length)
     while 8 * (p + 1) <= length:
-        h ^= _round(np.uint64(0), lanes[p])
-        h = _rotl(h, np.uint64(27)) * _P1 + _P4
+        h = _lane(h, lanes[p])
         p += 1
     return _xxh64_tail(h, lanes[p], length - 8 * p)
 
@@ -352,8 +360,7 @@ def _packed_hash(key, n):
     h = _P5 + np.uint64(length)
     if length < 8:
         return _xxh64_tail(h, lane, length)
-    h ^= _round(np.uint64(0), lane)
-    return _xxh64_tail(_rotl(h, np.uint64(27)) * _P1 + _P4, tail, length - 8)
+    return _xxh64_tail(_lane(h, lane), tail, length - 8)
 
 
 @_helper
