@@ -180,7 +180,10 @@ def test_first_call(benchmark, scenario_id, cache, tmp_path_factory):
     process, ``extra_info`` holds the seconds of the import, the first parse, compile and
     evaluation (``first_s`` their sum) and of a second, warm ``pe.prune`` of the same text."""
     cache_dir = tmp_path_factory.getbasetemp() / f"numba_cache_{scenario_id}"
-    run = lambda: json.loads(run_fresh(_FIRST_CALL, str(cache_dir), str(BENCH_DIR), scenario_id))  # noqa: E731
+
+    def run() -> dict:
+        return json.loads(run_fresh(_FIRST_CALL, str(cache_dir), str(BENCH_DIR), scenario_id))
+
     prepare_cache(cache, cache_dir, run)
     result = {}
     benchmark.group = "first_call"
