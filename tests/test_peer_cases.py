@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
+from tests.oracle.stats import blank
 
 NAN = math.nan
 SERVICES = [[b"frontend one", b"frontend two"], [b"backend one", b"backend two"], [b"frontend six", None]]
@@ -91,3 +92,26 @@ def test_without_nan_counts_isnan_keeps():
     """PyIceberg keeps a file whose NaN count is unknown; so do we (NaN may be present)."""
     assert pe.prune(NO_NAN_COUNTS, "isnan(no_nans)").to_pylist() == [True, True, True]
     assert pe.prune(NO_NAN_COUNTS, "NOT isnan(all_nans)").to_pylist() == [True, True, True]
+
+
+# the same statistics with every null count unknown: what the other counts imply still prunes
+NO_NULL_COUNTS = pe.StatsTable(blank(STATS.to_arrow(), "null_count"))
+IMPLIED = [
+    ("NOT isnan(all_nans)", [False, False, False], "NaNs fill every container: no other value"),
+    ("all_nans IS NULL", [False, False, False], "NaNs fill every container: no NULL"),
+    ("all_nans < 0 OR all_nans IN (1, 2)", [False, False, False], "no ordinary value to compare"),
+    ("all_nans >= 0", [True, True, True], "NaN sorts above every number"),
+    ("isnan(all_nans)", [True, True, True], "every value is NaN"),
+    ("all_nans IS NOT NULL", [True, True, True], "NaN is not NULL"),
+    ("NOT isnan(some_nans)", [True, True, True], "the third may hold an ordinary value"),
+    ("some_nans IS NULL", [True, True, True], "a NULL may hide in any of them"),
+]
+
+
+@pytest.mark.parametrize("sql, expected, why", IMPLIED, ids=[c[0] for c in IMPLIED])
+def test_counts_imply_the_missing_null_count(sql, expected, why):
+    """nulls + NaNs <= records: ``nan_count == num_records`` proves that a container holds no
+    NULL and no ordinary value, with the null count unknown (PyIceberg's ``test_not_nan``)."""
+    truth = duck_matches(sql)
+    assert all(k or not t for k, t in zip(expected, truth)), f"expected mask is unsound: DuckDB finds {truth}"
+    assert pe.prune(NO_NULL_COUNTS, sql).to_pylist() == expected, why

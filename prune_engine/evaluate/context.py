@@ -224,13 +224,16 @@ class EvalContext:
                 maybe_nan = both(maybe_value, either_not(nan_valid, nan_vals > 0))
                 if maybe_nan is None:
                     maybe_nan = np.ones(self.n, dtype=bool)
+                # nulls + NaNs <= records: NaNs filling the container leave room for no NULL
+                # and no ordinary value, whether or not the null count is known
+                all_nan = _known(nan_vals >= n, nan_valid, n_valid)
+                only_special = all_nan
                 if nc_vals is not None:
-                    only_special = (nan_vals + nc_vals) >= n
-                    for v in (nan_valid, nc_valid, n_valid):
-                        if v is not None:
-                            only_special &= v
-                    if only_special.any():
-                        maybe_regular = both(maybe_value, ~only_special)
+                    only_special = all_nan | _known(nan_vals + nc_vals >= n, nan_valid, nc_valid, n_valid)
+                if only_special.any():
+                    maybe_regular = both(maybe_value, ~only_special)
+                if all_nan.any():
+                    maybe_null = both(maybe_null, ~all_nan)
         f = Facts(both(maybe_value, not_empty), maybe_null, maybe_nan, both(maybe_regular, not_empty))
         self._cache[key] = f
         return f

@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._arrow_types import is_string_type
 from prune_engine.errors import TypeMismatchError
 from prune_engine.evaluate import membership, strings
 
@@ -518,7 +519,7 @@ class ArrowDomain(Domain):
 
     def __init__(self, type_):
         super().__init__(type_)
-        self.is_text = pa.types.is_string(type_) or pa.types.is_large_string(type_) or pa.types.is_string_view(type_)
+        self.is_text = is_string_type(type_)
         self.value_type = pa.binary() if pa.types.is_fixed_size_binary(type_) else type_
 
     def view(self, arr):

@@ -43,6 +43,7 @@ from typing import Sequence, Union
 
 import pyarrow as pa
 
+from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ColumnPathError
 
 __all__ = ["FieldPath", "resolve", "resolve_names", "add_path", "select_type", "quote",
@@ -99,11 +100,6 @@ def display(names: Sequence[str]) -> str:
     return ".".join(quote(n) for n in names)
 
 
-def _is_list(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
-
-
 def _tokens(text: str) -> list[tuple[str, bool]]:
     """Split dotted text into ``(segment, quoted)``; backticks quote, doubled ones escape."""
     out: list[tuple[str, bool]] = []
@@ -151,7 +147,7 @@ def _children(t: pa.DataType) -> list[tuple[str, int, str, pa.DataType]]:
 
 def _through_lists(t: pa.DataType) -> tuple[list[int], list[str], pa.DataType]:
     idx, kinds = [], []
-    while _is_list(t):
+    while is_list_type(t):
         idx.append(0)
         kinds.append(ELEMENT)
         t = t.value_type
@@ -353,7 +349,7 @@ def select_type(t: pa.DataType, trie: dict | None) -> pa.DataType:
         return pa.large_list(select_field(t.value_field, trie[0]))
     if pa.types.is_fixed_size_list(t):
         return pa.list_(select_field(t.value_field, trie[0]), t.list_size)
-    if _is_list(t):
+    if is_list_type(t):
         return pa.list_(select_field(t.value_field, trie[0]))
     return t
 

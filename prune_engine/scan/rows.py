@@ -62,10 +62,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._arrow_types import is_list_type, is_string_type
 from prune_engine.errors import PruneEngineError, ScanError, TypeMismatchError
 from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
-from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath, _is_list, resolve_names
+from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
 from prune_engine.scan.shape import list_elements, struct_child
 
 __all__ = ["RowFilter", "ARRAY_CONTAINS"]
@@ -124,7 +125,7 @@ def _last_element(fp: FieldPath) -> int:
 
 
 def _is_nested(t: pa.DataType) -> bool:
-    return pa.types.is_struct(t) or pa.types.is_map(t) or _is_list(t)
+    return pa.types.is_struct(t) or pa.types.is_map(t) or is_list_type(t)
 
 
 class RowFilter:
@@ -194,7 +195,7 @@ class RowFilter:
         if isinstance(e, n.Column):
             fp = self._column(e)
             if _is_nested(fp.type):
-                what = "list" if _is_list(fp.type) else "map" if pa.types.is_map(fp.type) \
+                what = "list" if is_list_type(fp.type) else "map" if pa.types.is_map(fp.type) \
                     else "struct"
                 raise TypeMismatchError(
                     f"column {fp.text!r} is a {what} ({fp.type}) and cannot be compared in "
@@ -220,7 +221,7 @@ class RowFilter:
         if e.name != ARRAY_CONTAINS or len(e.args) != 2 or not isinstance(e.args[0], n.Column):
             self._bind_value(e, e)  # raises: not a function the filter knows
         fp = resolve_names(self.schema, e.args[0].path)
-        if _is_list(fp.type):
+        if is_list_type(fp.type):
             fp = FieldPath(fp.indices + (0,), fp.kinds + (ELEMENT,), fp.names,
                            fp.type.value_type)
         self.bound["contains", e.args[0]] = fp
@@ -509,8 +510,7 @@ def _text(v, count: int, e: n.Expr) -> pa.Array:
             raise TypeMismatchError(f"{e}: LIKE and regular expressions need text, not "
                                     f"{v.value!r}")
         return _repeat(v.value, pa.string(), count)
-    if not (pa.types.is_string(v.type) or pa.types.is_large_string(v.type)
-            or pa.types.is_string_view(v.type)):
+    if not is_string_type(v.type):
         raise TypeMismatchError(f"{e}: LIKE and regular expressions need a string column, "
                                 f"not {v.type}")
     return v
@@ -593,7 +593,7 @@ def _scalar_for(lit: Lit, t: pa.DataType, e: n.Expr) -> pa.Scalar:
             return pa.scalar(decimal.Decimal(v))
         return _int_scalar(v)
     if isinstance(v, str):
-        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        if is_string_type(t):
             return pa.scalar(v, pa.string())
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
             return pa.scalar(v.encode(), pa.binary())

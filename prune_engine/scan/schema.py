@@ -33,8 +33,9 @@ from typing import Sequence
 
 import pyarrow as pa
 
+from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError, StatsError
-from prune_engine.scan.paths import WHOLE, _is_list
+from prune_engine.scan.paths import WHOLE
 from prune_engine.stats.collect import unify_types
 
 __all__ = ["unify_schemas", "file_columns", "field_id", "match_child"]
@@ -69,7 +70,7 @@ def _kind(t: pa.DataType) -> str:
         return "struct"
     if pa.types.is_map(t):
         return "map"
-    if _is_list(t):
+    if is_list_type(t):
         return "list"
     return "leaf"
 
@@ -130,7 +131,7 @@ def _leaf_count(t: pa.DataType) -> int:
         return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
     if pa.types.is_map(t):
         return _leaf_count(t.key_type) + _leaf_count(t.item_type)
-    if _is_list(t):
+    if is_list_type(t):
         return _leaf_count(t.value_type)
     return 1
 
@@ -140,7 +141,7 @@ def _children(t: pa.DataType) -> list[pa.Field]:
         return list(t)
     if pa.types.is_map(t):
         return [t.key_field, t.item_field]
-    if _is_list(t):
+    if is_list_type(t):
         return [t.value_field]
     return []
 

@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError
-from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath, _is_list
+from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath
 from prune_engine.scan.schema import match_child
 
 __all__ = ["conform", "conform_table", "extract", "list_elements"]
@@ -85,8 +86,8 @@ def conform(array: pa.Array | pa.ChunkedArray, target: pa.DataType, where: str =
             conform(items, target.item_type, where + ".value")
         return pa.MapArray.from_arrays(_offsets(array), keys, items, type=target,
                                        mask=_validity(array))
-    if _is_list(target):
-        if not _is_list(array.type) and not pa.types.is_map(array.type):
+    if is_list_type(target):
+        if not is_list_type(array.type) and not pa.types.is_map(array.type):
             raise ScanError(f"column {where or '?'}: a list was expected, the file has "
                             f"{array.type}")
         values = conform(array.values, target.value_type, where + ".element")

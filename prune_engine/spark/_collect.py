@@ -24,6 +24,7 @@ import pyarrow as pa
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
                                       use_numba_cache)
+from prune_engine.spark._workers import check_workers
 
 #: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
 #: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
@@ -65,6 +66,7 @@ def collect_stats(spark, source, granularity: str = "row_group",
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
         "on_error": on_error}
     task = _slice_task(types, options, numba_cache_dir())
+    check_workers(spark)
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                   "slice long, files string")
     with job_description(spark, f"prune_engine: statistics of {len(files)} files "

@@ -23,6 +23,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from prune_engine.spark._jobs import numba_cache_dir, use_numba_cache
+from prune_engine.spark._workers import check_workers
 
 KEEP = "keep"
 
@@ -48,6 +49,7 @@ def prune_dataframe(stats_df, expr, *, schema: pa.Schema | None = None,
 
     arrow_schema = schema if schema is not None else stats_schema(stats_df)
     pe.compile(expr, arrow_schema)  # a bad predicate fails here, not in a task
+    check_workers(stats_df.sparkSession)  # so do workers that cannot run the task
     out = StructType(list(stats_df.schema.fields) + [StructField(KEEP, BooleanType(), False)])
     return stats_df.mapInArrow(_keep_task(expr, arrow_schema, on_invalid, numba_cache_dir()),
                                out)

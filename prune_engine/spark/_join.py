@@ -39,6 +39,7 @@ from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._bloom import MAX_SPAN, KeyBloom, as_int64
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
 from prune_engine.spark._jobs import job_description, require_classic
+from prune_engine.spark._workers import check_workers
 from prune_engine.stats import layout
 
 #: join types whose result holds no fact row without a partner (the fact side is on the left)
@@ -262,6 +263,7 @@ def _build_bloom(dim_df, dim_col: str, expected: int, fpp: float) -> KeyBloom:
         yield pa.RecordBatch.from_pydict({"bits": [bloom.to_bytes()]})
 
     frame = dim_df.select(F.col(dim_col).alias("k")).where("k IS NOT NULL")
+    check_workers(dim_df.sparkSession)
     with job_description(dim_df.sparkSession, f"prune_engine: Bloom filter of {dim_col}"):
         rows = frame.mapInArrow(task, "bits binary").collect()
     bloom = KeyBloom(np.zeros(words, np.uint64), k)

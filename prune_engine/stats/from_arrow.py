@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._arrow_types import is_list_type, is_list_view, is_string_type
 from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
@@ -222,6 +223,10 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
         nans = pc.fill_null(out["nan_sum"], 0)
         nan_field = pa.field(name, pa.int64())
         if has_bounds:
+            # no ordinary value (all NaN): older pyarrow (17) gives the identities +inf, -inf
+            unbounded = pc.fill_null(pc.greater(mins, maxs), False)
+            mins = pc.if_else(unbounded, pa.scalar(None, typ), mins)
+            maxs = pc.if_else(unbounded, pa.scalar(None, typ), maxs)
             mins = _signed_zero_bound(mins, out["neg0_any"], out["pos0_any"], lower=True)
             maxs = _signed_zero_bound(maxs, out["neg0_any"], out["pos0_any"], lower=False)
     field = pa.field(name, typ)
@@ -254,7 +259,7 @@ def column_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafS
     if pa.types.is_map(typ):
         entry = pa.struct([pa.field("key", typ.key_type), pa.field("value", typ.item_type)])
         return _element_stats(name, values.cast(pa.list_(entry)), gids, n, "map")
-    if pa.types.is_list_view(typ) or pa.types.is_large_list_view(typ):
+    if is_list_view(typ):
         return _element_stats(name, values.cast(pa.large_list(typ.value_field)), gids, n, "list")
     if is_collection(typ):
         return _element_stats(name, values, gids, n, "list")
@@ -263,9 +268,7 @@ def column_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafS
 
 def is_collection(typ: pa.DataType) -> bool:
     """A list-like or map type, whose leaves describe elements."""
-    return (pa.types.is_map(typ) or pa.types.is_list(typ) or pa.types.is_large_list(typ)
-            or pa.types.is_fixed_size_list(typ) or pa.types.is_list_view(typ)
-            or pa.types.is_large_list_view(typ))
+    return pa.types.is_map(typ) or is_list_type(typ)
 
 
 def element_stats(name: str, inner: LeafStats, element_type: pa.DataType, kind: str,
@@ -320,8 +323,7 @@ def ngram_columns(ngram, schema: pa.Schema) -> list[str]:
         typ = schema.field(name).type
         if pa.types.is_dictionary(typ):
             typ = typ.value_type
-        if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)
-                or pa.types.is_string_view(typ)):
+        if not is_string_type(typ):
             raise StatsError(f"ngram= column {name!r} has type {typ}; an n-gram index needs a "
                              "string column", column=name)
     return names

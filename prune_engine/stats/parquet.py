@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from prune_engine._arrow_types import is_list_type, is_string_type
 from prune_engine.errors import StatsError
 from prune_engine.stats import _thrift
 from prune_engine.stats.from_arrow import (
@@ -203,9 +204,7 @@ def _schema_nodes(schema: pa.Schema, pq_schema) -> list[Node]:
             key, value = walk(typ.key_field), walk(typ.item_field)
             key.name, value.name = "key", "value"
             return Node(f.name, "map", children=[key, value])
-        if (pa.types.is_list(typ) or pa.types.is_large_list(typ)
-                or pa.types.is_fixed_size_list(typ) or pa.types.is_list_view(typ)
-                or pa.types.is_large_list_view(typ)):
+        if is_list_type(typ):
             return Node(f.name, "list", children=[walk(typ.value_field)],
                         element_type=typ.value_type)
         index = next(counter, None)
@@ -407,8 +406,7 @@ def _bytes(binary: pa.Array, target: pa.DataType, lower: bool) -> pa.Array:
     try:
         return binary.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        if not (pa.types.is_string(target) or pa.types.is_large_string(target)
-                or pa.types.is_string_view(target)):
+        if not is_string_type(target):
             raise
     # a bound cut inside a UTF-8 sequence: a prefix of a min is still a lower bound; an
     # invalid max is dropped

@@ -36,6 +36,8 @@ class Tally:
     oracle: DuckOracle
     cases: int = 0
     duck_rejected: int = 0
+    #: DuckDB's own messages for the predicates it rejected, with how often
+    duck_errors: collections.Counter = field(default_factory=collections.Counter)
     prunable: collections.Counter = field(default_factory=collections.Counter)
     pruned: collections.Counter = field(default_factory=collections.Counter)
     rejected: collections.Counter = field(default_factory=collections.Counter)
@@ -45,12 +47,14 @@ class Tally:
 
     def check(self, case: Case, sources: dict[str, pa.Table], preds: list[Pred], label: str = "") -> None:
         """Check every predicate against every statistics table of ``case``."""
+        errors_before = collections.Counter(self.oracle.errors)
         matches = self.oracle.matching(case.table, [p.sql("duck") for p in preds])
         wrapped = [i for i, p in enumerate(preds) if p.sql("wrap") != p.sql("duck")]
         if wrapped:  # another semantics engines have: its matching rows must be kept too
             more = self.oracle.matching(case.table, [preds[i].sql("wrap") for i in wrapped])
             for i, m in zip(wrapped, more):
                 matches[i] = m if matches[i] is None else matches[i] | (m or set())
+        self.duck_errors += self.oracle.errors - errors_before
         for pred, match in zip(preds, matches):
             if match is None:
                 self.duck_rejected += 1
@@ -58,6 +62,13 @@ class Tally:
             for source, stats in sources.items():
                 self.cases += 1
                 self._check_one(case, stats, pred, match, f"{label} source={source}")
+
+    def assert_answered(self, at_least: int) -> None:
+        """Fail, in DuckDB's own words, when DuckDB answered at most ``at_least`` checks."""
+        reasons = "; ".join(f"{n} x {msg}" for msg, n in self.duck_errors.most_common(3))
+        assert self.cases > at_least, (
+            f"DuckDB answered {self.cases} (statistics, predicate) pairs, expected more than "
+            f"{at_least}; it rejected {self.duck_rejected} predicates: {reasons or 'no error'}")
 
     def _check_one(self, case: Case, stats: pa.Table, pred: Pred, match: set[str], label: str) -> None:
         sql = pred.sql("pe")

@@ -3,7 +3,9 @@
 ``SET TimeZone='UTC'`` makes a timestamp literal without zone, compared with a zoned column,
 read as UTC (prune_engine's rule). Many predicates over one table are answered in one query
 (``count(*) FILTER (WHERE p)`` per predicate, grouped by container); when DuckDB rejects one of
-them the batch falls back to one query per predicate, and the rejected ones answer ``None``.
+them the batch falls back to one query per predicate, and the rejected ones answer ``None``;
+DuckDB's messages for them are counted in :attr:`DuckOracle.errors`, so that a test that finds
+too few answers can say why in DuckDB's own words.
 
 >>> import pyarrow as pa
 >>> t = pa.table({"__cid": ["a", "a", "b"], "x": [1, 5, None]})
@@ -12,6 +14,8 @@ them the batch falls back to one query per predicate, and the rejected ones answ
 """
 
 from __future__ import annotations
+
+import collections
 
 import duckdb
 import pyarrow as pa
@@ -23,6 +27,8 @@ class DuckOracle:
     """One DuckDB connection, reused; :meth:`matching` registers the table it is given."""
 
     def __init__(self):
+        #: the first line of each error DuckDB raised on a predicate, with how often
+        self.errors: collections.Counter[str] = collections.Counter()
         self._connect()
 
     def _connect(self):
@@ -63,7 +69,8 @@ class DuckOracle:
     def _one(self, predicate: str) -> set[str] | None:
         try:
             return self._batch([predicate])[0]
-        except duckdb.Error:
+        except duckdb.Error as e:
+            self.errors[str(e).splitlines()[0]] += 1
             self._recover()
             return None
 
