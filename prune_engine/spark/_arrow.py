@@ -13,4 +13,9 @@ def to_arrow(df) -> pa.Table:
     """A Spark DataFrame collected to the driver as an Arrow table."""
     if hasattr(df, "toArrow"):
         return df.toArrow()
-    return pa.Table.from_batches(df._collect_as_arrow())
+    batches = df._collect_as_arrow()  # Spark 3.5: no batch at all for no rows
+    if batches:
+        return pa.Table.from_batches(batches)
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema).empty_table()

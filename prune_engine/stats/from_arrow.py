@@ -223,7 +223,7 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
         nans = pc.fill_null(out["nan_sum"], 0)
         nan_field = pa.field(name, pa.int64())
         if has_bounds:
-            # no ordinary value (all NaN): older pyarrow (17) gives the identities +inf, -inf
+            # no ordinary value (all NaN): pyarrow 18 gives the identities +inf, -inf
             unbounded = pc.fill_null(pc.greater(mins, maxs), False)
             mins = pc.if_else(unbounded, pa.scalar(None, typ), mins)
             maxs = pc.if_else(unbounded, pa.scalar(None, typ), maxs)

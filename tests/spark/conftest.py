@@ -2,7 +2,8 @@
 
 The session runs ``local[2]`` with the UI off, two shuffle partitions, and an explicit
 session time zone that is not UTC and has daylight saving time, so that a test reading a
-zoneless ``timestamp'...'`` as UTC would fail. Its Python workers run this interpreter.
+zoneless ``timestamp'...'`` as UTC would fail, and ANSI mode on (Spark 4's default, not 3.5's:
+the same semantics on both). Its Python workers run this interpreter.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def spark():
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", TIME_ZONE)
+               .config("spark.sql.ansi.enabled", "true")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session

@@ -7,8 +7,11 @@ import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pyspark
 
 TIME_ZONE = "America/Los_Angeles"
+#: the major version of the installed pyspark (some syntax is Spark 4's only)
+SPARK_MAJOR = int(pyspark.__version__.split(".")[0])
 
 
 def scanned_files(df) -> tuple[list, int]:
@@ -23,9 +26,10 @@ def matching_files(spark, source, where, fmt: str = "parquet") -> set[str]:
     """The files (as file keys) holding at least one row that plain Spark returns."""
     from prune_engine.spark._files import file_key
 
+    from pyspark.sql import functions as F
+
     df = spark.read.format(fmt).load(source).where(where)
-    return {file_key(r[0]) for r in df.select(df.metadataColumn("_metadata")["file_path"])
-            .distinct().collect()}
+    return {file_key(r[0]) for r in df.select(F.col("_metadata.file_path")).distinct().collect()}
 
 
 def sorted_rows(rows) -> list:
@@ -48,3 +52,19 @@ def write(path, table: pa.Table, **kwargs) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     pq.write_table(table, path, **kwargs)
     return str(path)
+
+
+def arrow_frame(spark, table: pa.Table):
+    """A DataFrame of ``table`` with its Arrow types (structs stay structs), on Spark 3.5 and 4."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    if SPARK_MAJOR >= 4:
+        return spark.createDataFrame(table)  # Spark 4 takes Arrow tables
+
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "true")
+    try:
+        return spark.createDataFrame(table.to_pandas(), schema=from_arrow_schema(table.schema))
+    finally:
+        spark.conf.set(key, before)

@@ -125,7 +125,7 @@ def test_stats_from_dataframe_equals_stats_from_arrow_on_the_same_rows(spark, tm
     made = pes.stats_from_dataframe(spark.read.parquet(root))
     tables = []
     for p in paths:
-        t = pq.read_table(p)
+        t = pq.ParquetFile(p).read()  # the file's columns only, not the partition in its path
         g = p.split("g=")[1][0]
         t = t.append_column("g", pa.array([int(g)] * t.num_rows, pa.int32()))
         tables.append(t.append_column("__file", pa.array([file_key(p)] * t.num_rows)))

@@ -16,7 +16,7 @@ import pytest
 
 import prune_engine as pe
 import prune_engine.spark as pes
-from tests.spark.helpers import matching_files, scanned_files, sorted_rows, write
+from tests.spark.helpers import arrow_frame, matching_files, scanned_files, sorted_rows, write
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +59,7 @@ def _pyarrow_lake(root: str, partitioned: bool) -> str:
 def _spark_lake(spark, root: str, partitioned: bool) -> str:
     rng = np.random.default_rng(11)
     table = pa.concat_tables([_table(k, rng) for k in range(FILES)])
-    df = spark.createDataFrame(table.to_pandas()).repartitionByRange(FILES, "id") \
+    df = arrow_frame(spark, table).repartitionByRange(FILES, "id") \
         .sortWithinPartitions("id")
     if partitioned:
         df = df.withColumn("grp", (df["id"] % 3).cast("int"))

@@ -19,6 +19,7 @@ import prune_engine as pe
 import prune_engine.spark as pes
 from prune_engine.errors import PruneEngineError
 from prune_engine.spark import _workers
+from tests.spark.helpers import arrow_frame
 
 pytestmark = pytest.mark.spark
 
@@ -55,7 +56,7 @@ def test_workers_without_pyarrow_raise_one_clear_error(spark, tmp_path, bare_pyt
 
 def test_prune_dataframe_checks_the_workers_before_its_task(spark, bare_python, workers_on):
     stats = pe.stats_from_arrow(pa.table({"x": [1, 5]}))
-    frame = spark.createDataFrame(stats.to_arrow().to_pandas())
+    frame = arrow_frame(spark, stats.to_arrow())
     workers_on(bare_python)
     with pytest.raises(PruneEngineError, match="lacks pyarrow"):
         pes.prune_dataframe(frame, "x > 1", schema=stats.schema)
