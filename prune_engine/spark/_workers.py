@@ -14,10 +14,16 @@ from __future__ import annotations
 import sys
 
 from prune_engine.errors import PruneEngineError
+from prune_engine.spark._jobs import job_description
 
 #: what a task of prune_engine imports on a worker (prune_engine's own dependencies included)
 NEEDED = ("pyarrow", "numpy", "numba", "sqlglot", "prune_engine")
 
+_FIX = ("start the session with PYSPARK_PYTHON (or spark.pyspark.python) set to a Python that "
+        f"has prune_engine[spark], for example the driver's (PYSPARK_PYTHON={sys.executable}), "
+        "or install prune_engine[spark] on the executors")
+
+#: (SparkContext, worker Python) pairs already probed and found able
 _checked: set[tuple[int, str]] = set()
 
 
@@ -41,7 +47,8 @@ def check_workers(spark) -> None:
         return
     probe = _by_value(_probe)
     try:
-        executable, version, missing = sc.parallelize([0], 1).map(probe).collect()[0]
+        with job_description(spark, "prune_engine: check the workers' Python"):
+            executable, version, missing = sc.parallelize([0], 1).map(probe).collect()[0]
     except Exception as e:  # noqa: BLE001 - Spark wraps a worker's failure in several types
         raise PruneEngineError(f"Spark could not run a Python task on its workers "
                                f"({sc.pythonExec!r}: {_reason(e)}): {_FIX}") from None
@@ -50,11 +57,6 @@ def check_workers(spark) -> None:
             f"Spark's Python workers run {executable!r} (Python {version}), which lacks "
             f"{', '.join(missing)} (the driver runs {sys.executable!r}): {_FIX}")
     _checked.add(key)
-
-
-_FIX = (f"start the session with PYSPARK_PYTHON (or spark.pyspark.python) set to a Python that "
-        f"has prune_engine[spark], for example the driver's (PYSPARK_PYTHON={sys.executable}), "
-        f"or install prune_engine[spark] on the executors")
 
 
 def _reason(error: Exception) -> str:
