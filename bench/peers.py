@@ -136,6 +136,8 @@ def sql_literal(value) -> str:
 
     >>> sql_literal("it's"), sql_literal(True), sql_literal(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
     ("'it''s'", 'TRUE', "TIMESTAMPTZ '2024-01-01 00:00:00+00:00'")
+    >>> sql_literal(0.25), sql_literal(1e300)
+    ('0.25e0', '1e+300')
     """
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
@@ -143,7 +145,10 @@ def sql_literal(value) -> str:
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, dt.datetime):
         return f"TIMESTAMPTZ '{value.isoformat(sep=' ')}'"
-    if isinstance(value, (int, float)):
+    if isinstance(value, float):  # an exponent makes it a DOUBLE (DuckDB 1.x reads 0.5 as DECIMAL)
+        text = repr(value)
+        return text if "e" in text else text + "e0"
+    if isinstance(value, int):
         return repr(value)
     raise TypeError(f"no SQL literal for {type(value).__name__}")
 

@@ -17,6 +17,7 @@ import pytest
 
 import prune_engine as pe
 from tests.oracle.boundary import wrap_sql
+from tests.oracle.duck import DUCKDB_MAJOR, load_table, portable_sql
 
 
 def one_container(name: str, typ: pa.DataType, rows: list) -> tuple[pa.Table, pa.Table]:
@@ -37,8 +38,8 @@ def one_container(name: str, typ: pa.DataType, rows: list) -> tuple[pa.Table, pa
 def duck_matches(data: pa.Table, duck_sql: str) -> bool:
     con = duckdb.connect()
     con.execute("SET TimeZone='UTC'")
-    con.register("t", data)
-    return con.execute(f"SELECT count(*) FROM t WHERE {duck_sql}").fetchone()[0] > 0
+    load_table(con, "t", data)
+    return con.execute(f"SELECT count(*) FROM t WHERE {portable_sql(duck_sql)}").fetchall()[0][0] > 0
 
 
 D38 = pa.decimal128(38, 10)
@@ -124,10 +125,16 @@ UNSOUND = [
 ]
 
 
-@pytest.mark.parametrize("name,typ,rows,sql,duck_sql", [c[1:] for c in UNSOUND], ids=[c[0] for c in UNSOUND])
-def test_container_with_a_matching_row_is_kept(name, typ, rows, sql, duck_sql):
+#: cases whose matching row only DuckDB 2 sees (DuckDB 1.x casts that instant exactly); the
+#: engine keeps them on every version, since some engine rounds
+ROUNDED_BY_DUCKDB_2 = {"date-of-last-nanosecond"}
+
+
+@pytest.mark.parametrize("case,name,typ,rows,sql,duck_sql", UNSOUND, ids=[c[0] for c in UNSOUND])
+def test_container_with_a_matching_row_is_kept(case, name, typ, rows, sql, duck_sql):
     stats, data = one_container(name, typ, rows)
-    assert duck_matches(data, duck_sql or sql), "the oracle must see a matching row"
+    sees = DUCKDB_MAJOR >= 2 or case not in ROUNDED_BY_DUCKDB_2
+    assert duck_matches(data, duck_sql or sql) == sees, f"the oracle must {'' if sees else 'not '}see a matching row"
     assert pe.prune(stats, sql).to_pylist() == [True], f"unsound: a row of {rows} matches {sql}"
 
 

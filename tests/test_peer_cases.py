@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
+from tests.oracle.duck import load_table, portable_sql
 from tests.oracle.stats import blank
 
 NAN = math.nan
@@ -75,9 +76,10 @@ CASES = [
 
 def duck_matches(sql: str) -> list[bool]:
     con = duckdb.connect()
-    con.register("t", TABLE)
+    load_table(con, "t", TABLE)
     duck_sql = sql.replace(" IS NOT NAN", " IS NOT NULL AND NOT isnan(no_nans)").replace("all_nans IS NAN", "isnan(all_nans)")
-    rows = dict(con.execute(f"SELECT cid, count(*) FILTER (WHERE {duck_sql}) FROM t GROUP BY cid").fetchall())
+    rows = dict(con.execute(f"SELECT cid, count(*) FILTER (WHERE {portable_sql(duck_sql)}) FROM t GROUP BY cid")
+                .fetchall())
     return [rows[c] > 0 for c in ("c0", "c1", "c2")]
 
 

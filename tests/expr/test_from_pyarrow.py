@@ -23,6 +23,7 @@ from prune_engine.expr.nodes import (
     Or, RegexpLike,
 )
 from tests.budget import examples
+from tests.oracle.duck import load_table
 
 f = pc.field
 x, y, s = Column(("x",)), Column(("y",)), Column(("s",))
@@ -369,11 +370,8 @@ def _duck_rows(con, table, tree) -> set[int]:
     names: list[str] = []
     where = str(_duck_casts(_with_wildcards(tree, names)))
     values = "".join(f", (VALUES (NULL::BOOLEAN), (TRUE), (FALSE)) {v}_t({v})" for v in names)
-    con.register("t", table)
-    try:
-        return {r[0] for r in con.execute(f"SELECT DISTINCT __row FROM t{values} WHERE {where}").fetchall()}
-    finally:
-        con.unregister("t")
+    load_table(con, "t", table)
+    return {r[0] for r in con.execute(f"SELECT DISTINCT __row FROM t{values} WHERE {where}").fetchall()}
 
 
 @settings(max_examples=examples(250), deadline=None,

@@ -13,6 +13,7 @@ import re
 import duckdb
 import numpy as np
 import pyarrow as pa
+from tests.oracle.duck import load_table
 
 ALPHABET = list("abcab xyAB%_\\!.é É ß ẞ İ i ı Σ σ ς 中文😀 K k ſ s")
 
@@ -145,14 +146,12 @@ class Duck:
                 cond, params = f"s {op} ?", [pattern]
             else:
                 cond, params = f"{fn}(s, ?, ?)", [pattern, escape]
-        self.con.register("t", table)
+        load_table(self.con, "t", table)
         try:
             rows = self.con.execute(
                 f"SELECT cid, bool_or(coalesce({cond}, false)) FROM t GROUP BY cid", params).fetchall()
         except duckdb.Error:
             return None
-        finally:
-            self.con.unregister("t")
         out = np.zeros(len(containers), np.bool_)
         for c, m in rows:
             out[c] = bool(m)

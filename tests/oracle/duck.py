@@ -16,11 +16,44 @@ too few answers can say why in DuckDB's own words.
 from __future__ import annotations
 
 import collections
+import re
 
 import duckdb
 import pyarrow as pa
 
 from .data import CID
+
+_HEX_LITERAL = re.compile(r"(?<![\w'])[xX]'([0-9A-Fa-f]*)'")
+
+#: the installed DuckDB's major version: 1.x and 2.x read a few things differently
+DUCKDB_MAJOR = int(duckdb.__version__.split(".")[0])
+
+
+def load_table(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:
+    """``table`` as the temporary table ``name`` of ``con``: a copy, not a view of the Arrow
+    data, because DuckDB 1.x pushes a filter into an Arrow scan, where NaN compares as in
+    pyarrow (never equal, never greater) instead of as in SQL. DuckDB 1.x also reads a
+    zoned nanosecond timestamp as microseconds: such a column is loaded zone-less, the
+    same instants in the oracle's UTC session."""
+    if DUCKDB_MAJOR < 2:
+        table = table.cast(pa.schema([
+            f.with_type(pa.timestamp("ns")) if pa.types.is_timestamp(f.type) and f.type.unit == "ns"
+            and f.type.tz is not None else f for f in table.schema]))
+    con.register("__arrow_input", table)
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM __arrow_input")
+    finally:
+        con.unregister("__arrow_input")
+
+
+def portable_sql(sql: str) -> str:
+    """DuckDB SQL that means the same on DuckDB 1.x and 2.x: a hex literal ``X'ff'`` (a BLOB
+    on 2.x, the text ``'xff'`` on 1.x) becomes ``from_hex('ff')``.
+
+    >>> portable_sql("b < X'ff00' AND s = 'x'")
+    "b < from_hex('ff00') AND s = 'x'"
+    """
+    return _HEX_LITERAL.sub(r"from_hex('\1')", sql)
 
 
 class DuckOracle:
@@ -40,15 +73,13 @@ class DuckOracle:
         """For each predicate (DuckDB SQL), the ids of the containers holding a matching row,
         or ``None`` when DuckDB rejects the predicate."""
         self.table = table
-        self.con.register("t", table)
+        load_table(self.con, "t", table)
+        predicates = [portable_sql(p) for p in predicates]
         try:
-            try:
-                return self._batch(predicates)
-            except duckdb.Error:
-                self._recover()
-                return [self._one(p) for p in predicates]
-        finally:
-            self.con.unregister("t")
+            return self._batch(predicates)
+        except duckdb.Error:
+            self._recover()
+            return [self._one(p) for p in predicates]
 
     def _recover(self):
         """A fresh connection after an internal DuckDB error (a few casts at the very ends of
@@ -57,7 +88,7 @@ class DuckOracle:
             self.con.execute("SELECT 1").fetchall()
         except duckdb.Error:
             self._connect()
-            self.con.register("t", self.table)
+            load_table(self.con, "t", self.table)
 
     def _batch(self, predicates: list[str]) -> list[set[str]]:
         if not predicates:
@@ -76,9 +107,7 @@ class DuckOracle:
 
     def witnesses(self, table: pa.Table, predicate: str, cid: str, limit: int = 5) -> pa.Table:
         """Up to ``limit`` rows of container ``cid`` on which ``predicate`` is TRUE."""
-        self.con.register("t", table)
-        try:
-            quoted = cid.replace("'", "''")
-            return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({predicate}) LIMIT {limit}").to_arrow_table()
-        finally:
-            self.con.unregister("t")
+        load_table(self.con, "t", table)
+        quoted = cid.replace("'", "''")
+        return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({portable_sql(predicate)}) "
+                            f"LIMIT {limit}").to_arrow_table()

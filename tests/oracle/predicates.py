@@ -432,9 +432,11 @@ def _epoch_ns(leaf: Leaf) -> str:
         return f"CAST(datediff('day', DATE '1970-01-01', {leaf.name}) AS HUGEINT) * {86400 * 10**9}"
     if leaf.type.unit == "ns":
         return f"CAST(epoch_ns({leaf.name}) AS HUGEINT)"
-    # through TIMESTAMP (microseconds, exact for every unit here): DuckDB 2's epoch_us of a
-    # TIMESTAMP_S or _MS passes through nanoseconds and fails outside 1677-2262
-    return f"CAST(epoch_us(CAST({leaf.name} AS TIMESTAMP)) AS HUGEINT) * 1000"
+    if leaf.type.tz is None and leaf.type.unit in ("s", "ms"):
+        # through TIMESTAMP (microseconds, exact here): DuckDB 2's epoch_us of a TIMESTAMP_S
+        # or _MS passes through nanoseconds and fails outside 1677-2262
+        return f"CAST(epoch_us(CAST({leaf.name} AS TIMESTAMP)) AS HUGEINT) * 1000"
+    return f"CAST(epoch_us({leaf.name}) AS HUGEINT) * 1000"
 
 
 def atom_bool(rnd, case, leaf):

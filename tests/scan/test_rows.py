@@ -16,6 +16,7 @@ import pytest
 import prune_engine as pe
 from prune_engine.expr.convert import to_expr
 from prune_engine.scan.rows import RowFilter
+from tests.oracle.duck import load_table
 
 NAN, INF = float("nan"), float("inf")
 TABLE = pa.table({
@@ -111,7 +112,7 @@ DUCK_DIFFERS = {
 def test_cases_agree_with_duckdb(where, expected):
     con = duckdb.connect()
     con.execute("SET TimeZone='UTC'")
-    con.register("t", TABLE)
+    load_table(con, "t", TABLE)
     got = [r[0] for r in con.execute(f"SELECT id FROM t WHERE {where} ORDER BY id").fetchall()]
     assert got == expected, f"DuckDB keeps {got} for {where}"
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import prune_engine as pe
 from tests.budget import examples
+from tests.oracle.duck import load_table
 
 NAN = float("nan")
 
@@ -84,7 +85,7 @@ def test_collect_then_prune_never_drops_a_matching_container(tmp_path_factory, c
         if stats.num_rows == 0:
             continue
         data = _rows_by_container(stats)
-        con.register("t", data)
+        load_table(con, "t", data)
         for predicate in predicates:
             mask = pe.prune(stats, predicate)
             assert len(mask) == stats.num_rows and mask.null_count == 0
@@ -94,4 +95,3 @@ def test_collect_then_prune_never_drops_a_matching_container(tmp_path_factory, c
                     if k}
             assert matching <= kept, (f"unsound prune for {predicate!r} ({granularity}): "
                                       f"{sorted(matching - kept)}")
-        con.unregister("t")

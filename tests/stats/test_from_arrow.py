@@ -17,6 +17,7 @@ from hypothesis import given, settings, strategies as st
 import prune_engine as pe
 from prune_engine.stats import layout
 from tests.budget import examples
+from tests.oracle.duck import load_table
 
 NAN = float("nan")
 
@@ -151,7 +152,7 @@ def test_flat_columns_match_duckdb(table):
                      f'max("{n}") FILTER (WHERE {real}) AS "max_{n}", '
                      f'count(*) - count("{n}") AS "nc_{n}"')
     con = duckdb.connect()
-    con.register("t", table.cast(_plain_schema(table.schema)))  # DuckDB's timestamps are µs
+    load_table(con, "t", table.cast(_plain_schema(table.schema)))  # DuckDB's timestamps are µs
     oracle = con.sql(f"SELECT c, count(*) AS n, {', '.join(parts)} FROM t GROUP BY c")
     oracle = oracle.to_arrow_table()
     mins, maxs = by_container(stats, "min_values"), by_container(stats, "max_values")
