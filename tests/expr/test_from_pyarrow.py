@@ -363,7 +363,8 @@ def duck():
     con.execute("CREATE MACRO regexp_like(s, p) AS regexp_matches(s, p)")
     for name in _DUCK_TYPES.values():
         con.execute(f"CREATE MACRO cast_{name}(v) AS CAST(v AS {name})")
-    return con
+    yield con
+    con.close()  # an open DuckDB 1.x database holds ~19 GB of address space
 
 
 def _duck_rows(con, table, tree) -> set[int]:

@@ -13,7 +13,8 @@ import re
 import duckdb
 import numpy as np
 import pyarrow as pa
-from tests.oracle.duck import load_table
+
+from tests.oracle.duck import connect, load_table
 
 ALPHABET = list("abcab xyAB%_\\!.é É ß ẞ İ i ı Σ σ ς 中文😀 K k ſ s")
 
@@ -123,10 +124,6 @@ def random_regex(rng, containers) -> str:
 class Duck:
     """DuckDB on the rows: which containers hold a row matching a LIKE / ILIKE / regex / IN."""
 
-    def __init__(self):
-        self.con = duckdb.connect()
-        self.con.execute("SET threads=1")
-
     def matching(self, containers, kind: str, pattern, escape: str | None = None) -> np.ndarray | None:
         """Per container, does some row match? None when DuckDB rejects the pattern."""
         cid = [i for i, rows in enumerate(containers) for _ in rows]
@@ -146,12 +143,15 @@ class Duck:
                 cond, params = f"s {op} ?", [pattern]
             else:
                 cond, params = f"{fn}(s, ?, ?)", [pattern, escape]
-        load_table(self.con, "t", table)
+        con = connect()
         try:
-            rows = self.con.execute(
+            load_table(con, "t", table)
+            rows = con.execute(
                 f"SELECT cid, bool_or(coalesce({cond}, false)) FROM t GROUP BY cid", params).fetchall()
         except duckdb.Error:
             return None
+        finally:
+            con.close()
         out = np.zeros(len(containers), np.bool_)
         for c, m in rows:
             out[c] = bool(m)

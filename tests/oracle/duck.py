@@ -16,6 +16,7 @@ too few answers can say why in DuckDB's own words.
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 
 import duckdb
@@ -56,30 +57,45 @@ def portable_sql(sql: str) -> str:
     return _HEX_LITERAL.sub(r"from_hex('\1')", sql)
 
 
+def connect() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection as the oracles use it: a UTC session on one thread. Close it when
+    done: DuckDB 1.x reserves about 19 GB of address space per open database, and a test
+    process holding a few can no longer fork (Spark's gateway launch fails with ENOMEM)."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone='UTC'")
+    con.execute("SET threads=1")
+    return con
+
+
 class DuckOracle:
-    """One DuckDB connection, reused; :meth:`matching` registers the table it is given."""
+    """DuckDB on the rows; each question opens a connection, loads the table, and closes it."""
 
     def __init__(self):
         #: the first line of each error DuckDB raised on a predicate, with how often
         self.errors: collections.Counter[str] = collections.Counter()
-        self._connect()
+        self.con = None
 
-    def _connect(self):
-        self.con = duckdb.connect()
-        self.con.execute("SET TimeZone='UTC'")
-        self.con.execute("SET threads=1")
+    @contextlib.contextmanager
+    def _session(self, table: pa.Table):
+        self.table = table
+        self.con = connect()
+        load_table(self.con, "t", table)
+        try:
+            yield
+        finally:
+            self.con.close()
+            self.con = None
 
     def matching(self, table: pa.Table, predicates: list[str]) -> list[set[str] | None]:
         """For each predicate (DuckDB SQL), the ids of the containers holding a matching row,
         or ``None`` when DuckDB rejects the predicate."""
-        self.table = table
-        load_table(self.con, "t", table)
         predicates = [portable_sql(p) for p in predicates]
-        try:
-            return self._batch(predicates)
-        except duckdb.Error:
-            self._recover()
-            return [self._one(p) for p in predicates]
+        with self._session(table):
+            try:
+                return self._batch(predicates)
+            except duckdb.Error:
+                self._recover()
+                return [self._one(p) for p in predicates]
 
     def _recover(self):
         """A fresh connection after an internal DuckDB error (a few casts at the very ends of
@@ -87,7 +103,8 @@ class DuckOracle:
         try:
             self.con.execute("SELECT 1").fetchall()
         except duckdb.Error:
-            self._connect()
+            self.con.close()
+            self.con = connect()
             load_table(self.con, "t", self.table)
 
     def _batch(self, predicates: list[str]) -> list[set[str]]:
@@ -107,7 +124,7 @@ class DuckOracle:
 
     def witnesses(self, table: pa.Table, predicate: str, cid: str, limit: int = 5) -> pa.Table:
         """Up to ``limit`` rows of container ``cid`` on which ``predicate`` is TRUE."""
-        load_table(self.con, "t", table)
         quoted = cid.replace("'", "''")
-        return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({portable_sql(predicate)}) "
-                            f"LIMIT {limit}").to_arrow_table()
+        with self._session(table):
+            return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({portable_sql(predicate)}) "
+                                f"LIMIT {limit}").to_arrow_table()

@@ -32,6 +32,16 @@ def lake(tmp_path_factory):
 _DUCK: dict = {}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _close_duckdb():
+    """Close the cached connections with the module (an open DuckDB 1.x database holds ~19 GB
+    of address space, and a process holding a few cannot fork)."""
+    yield
+    for con in _DUCK.values():
+        con.close()
+    _DUCK.clear()
+
+
 def _duck_ids(paths, duck_sql: str) -> list[int]:
     """DuckDB's answer over the rows loaded into a table: its Parquet reader pushes filters on
     struct fields into the scan and then drops NaN rows (``s.t.c > 'Infinity'`` misses a NaN
