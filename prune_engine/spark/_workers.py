@@ -6,7 +6,8 @@ lacks pyarrow and prune_engine; the first task then dies with a long worker trac
 its first job on the workers, prune_engine runs one tiny task that reports the workers'
 Python and the modules it cannot find, and turns a missing one into one clear error naming
 the fix. The answer is remembered per SparkContext and worker Python, so a session pays the
-probe (one task, well under a second) once.
+probe once: one task, 0.1-0.2 s on local[2] once the workers run (the session's first Python
+task starts them, 1.2-1.7 s, whichever job runs it).
 """
 
 from __future__ import annotations
