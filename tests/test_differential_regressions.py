@@ -11,13 +11,12 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-import duckdb
 import pyarrow as pa
 import pytest
 
 import prune_engine as pe
 from tests.oracle.boundary import wrap_sql
-from tests.oracle.duck import DUCKDB_MAJOR, load_table, portable_sql
+from tests.oracle.duck import DUCKDB_MAJOR, connect, load_table, portable_sql
 
 
 def one_container(name: str, typ: pa.DataType, rows: list) -> tuple[pa.Table, pa.Table]:
@@ -36,8 +35,7 @@ def one_container(name: str, typ: pa.DataType, rows: list) -> tuple[pa.Table, pa
 
 
 def duck_matches(data: pa.Table, duck_sql: str) -> bool:
-    con = duckdb.connect()
-    con.execute("SET TimeZone='UTC'")
+    con = connect()
     load_table(con, "t", data)
     return con.execute(f"SELECT count(*) FROM t WHERE {portable_sql(duck_sql)}").fetchall()[0][0] > 0
 

@@ -28,17 +28,6 @@ _FIX = ("start the session with PYSPARK_PYTHON (or spark.pyspark.python) set to 
 _checked: set[tuple[int, str]] = set()
 
 
-def _probe(_):
-    """Run on a worker: its Python and the needed modules it cannot find (pickled by value:
-    the worker may not have prune_engine)."""
-    import importlib.util
-    import platform
-    import sys as worker_sys
-
-    missing = [m for m in NEEDED if importlib.util.find_spec(m) is None]
-    return worker_sys.executable, platform.python_version(), missing
-
-
 def check_workers(spark) -> None:
     """Raise :class:`~prune_engine.PruneEngineError` when Spark's Python workers cannot run
     prune_engine's tasks (a missing module, or a worker Python Spark cannot start)."""
@@ -46,7 +35,18 @@ def check_workers(spark) -> None:
     key = (id(sc._jsc), str(sc.pythonExec))
     if key in _checked:
         return
-    probe = _by_value(_probe)
+    needed = NEEDED
+
+    def probe(_):
+        """On a worker: its Python and the needed modules it cannot find. A nested function,
+        so cloudpickle sends it by value: the worker may not have prune_engine to import."""
+        import importlib.util
+        import platform
+        import sys as worker_sys
+
+        missing = [m for m in needed if importlib.util.find_spec(m) is None]
+        return worker_sys.executable, platform.python_version(), missing
+
     try:
         with job_description(spark, "prune_engine: check the workers' Python"):
             executable, version, missing = sc.parallelize([0], 1).map(probe).collect()[0]
@@ -69,11 +69,3 @@ def _reason(error: Exception) -> str:
                 return line[:300]
     return lines[0][:300] if lines else type(error).__name__
 
-
-def _by_value(func):
-    """``func`` rebuilt as a closure, which cloudpickle sends by value rather than by a
-    reference to this module (that a worker without prune_engine could not import)."""
-    import types
-
-    return types.FunctionType(func.__code__, {"__builtins__": __builtins__, "NEEDED": NEEDED},
-                              func.__name__)

@@ -203,30 +203,32 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
     is_float = pa.types.is_floating(typ)
     columns = {"v": values}
     aggs = [("v", "count", pc.CountOptions(mode="only_null"))]
+    bounded = "v"  # the column whose min and max are the bounds
     if is_float:
         raw = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
         zero = raw == 0  # nulls became NaN, never zero
-        columns["nan"] = pc.cast(pc.is_nan(values), pa.int64())
+        nan = pc.is_nan(values)
+        columns["nan"] = pc.cast(nan, pa.int64())
+        # NaN is no bound: an all-NaN container gets null bounds (pyarrow's grouped min and
+        # max give it NaN, or +inf and -inf on older releases such as 18)
+        columns["ordinary"] = pc.if_else(nan, pa.scalar(None, typ), values)
+        bounded = "ordinary"
         columns["neg0"] = pa.array(zero & np.signbit(raw))
         columns["pos0"] = pa.array(zero & ~np.signbit(raw))
         sum0 = pc.ScalarAggregateOptions(min_count=0)
         aggs += [("nan", "sum", sum0), ("neg0", "any"), ("pos0", "any")]
-    out = group_aggregate(columns, aggs + [("v", "min"), ("v", "max")], gids, n)
+    out = group_aggregate(columns, aggs + [(bounded, "min"), (bounded, "max")], gids, n)
     has_bounds = out is not None
     if not has_bounds:  # a type without an order: bounds unknown
         out = group_aggregate(columns, aggs, gids, n)
-        out["v_min"] = out["v_max"] = pa.nulls(n, typ)
+        out[f"{bounded}_min"] = out[f"{bounded}_max"] = pa.nulls(n, typ)
     nulls = pc.fill_null(out["v_count"], 0)  # no rows: no nulls
-    mins, maxs = out["v_min"], out["v_max"]
+    mins, maxs = out[f"{bounded}_min"], out[f"{bounded}_max"]
     nan_field = nans = None
     if is_float:
         nans = pc.fill_null(out["nan_sum"], 0)
         nan_field = pa.field(name, pa.int64())
         if has_bounds:
-            # no ordinary value (all NaN): pyarrow 18 gives the identities +inf, -inf
-            unbounded = pc.fill_null(pc.greater(mins, maxs), False)
-            mins = pc.if_else(unbounded, pa.scalar(None, typ), mins)
-            maxs = pc.if_else(unbounded, pa.scalar(None, typ), maxs)
             mins = _signed_zero_bound(mins, out["neg0_any"], out["pos0_any"], lower=True)
             maxs = _signed_zero_bound(maxs, out["neg0_any"], out["pos0_any"], lower=False)
     field = pa.field(name, typ)
@@ -234,10 +236,10 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
 
 
 def _signed_zero_bound(bound: pa.Array, neg0: pa.Array, pos0: pa.Array, lower: bool) -> pa.Array:
-    """Fix the sign of a zero bound and turn a NaN bound (all-NaN container) into null."""
+    """Fix the sign of a zero bound (the aggregation does not tell -0.0 from 0.0)."""
     typ = bound.type
     raw = np.asarray(bound.to_numpy(zero_copy_only=False), dtype=np.float64)
-    missing = np.asarray(bound.is_null().to_numpy(zero_copy_only=False)) | np.isnan(raw)
+    missing = np.asarray(bound.is_null().to_numpy(zero_copy_only=False))
     has_neg = np.asarray(pc.fill_null(neg0, False).to_numpy(zero_copy_only=False), dtype=bool)
     has_pos = np.asarray(pc.fill_null(pos0, False).to_numpy(zero_copy_only=False), dtype=bool)
     zero = raw == 0

@@ -9,7 +9,6 @@ import math
 import operator
 from decimal import Decimal
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -23,7 +22,7 @@ from prune_engine.expr.nodes import (
     Or, RegexpLike,
 )
 from tests.budget import examples
-from tests.oracle.duck import load_table
+from tests.oracle.duck import connect, load_table
 
 f = pc.field
 x, y, s = Column(("x",)), Column(("y",)), Column(("s",))
@@ -357,8 +356,7 @@ def _duck_casts(node):
 
 @pytest.fixture(scope="module")
 def duck():
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
+    con = connect()
     # our nodes render regexp_like(); DuckDB calls the same RE2 search regexp_matches()
     con.execute("CREATE MACRO regexp_like(s, p) AS regexp_matches(s, p)")
     for name in _DUCK_TYPES.values():

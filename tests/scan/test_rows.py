@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -16,7 +15,7 @@ import pytest
 import prune_engine as pe
 from prune_engine.expr.convert import to_expr
 from prune_engine.scan.rows import RowFilter
-from tests.oracle.duck import load_table
+from tests.oracle.duck import connect, load_table
 
 NAN, INF = float("nan"), float("inf")
 TABLE = pa.table({
@@ -110,8 +109,7 @@ DUCK_DIFFERS = {
 @pytest.mark.parametrize("where, expected", [c for c in CASES if c[0] not in DUCK_DIFFERS],
                          ids=[c[0] for c in CASES if c[0] not in DUCK_DIFFERS])
 def test_cases_agree_with_duckdb(where, expected):
-    con = duckdb.connect()
-    con.execute("SET TimeZone='UTC'")
+    con = connect()
     load_table(con, "t", TABLE)
     got = [r[0] for r in con.execute(f"SELECT id FROM t WHERE {where} ORDER BY id").fetchall()]
     assert got == expected, f"DuckDB keeps {got} for {where}"
