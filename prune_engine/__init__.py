@@ -14,9 +14,6 @@
 
 from __future__ import annotations
 
-import sys as _sys
-import types as _types
-
 from prune_engine._lazy import lazy_loader as _lazy_loader
 from prune_engine.errors import (
     ColumnPathError,
@@ -32,7 +29,7 @@ from prune_engine.errors import (
 )
 from prune_engine.expr.builder import col, lit
 from prune_engine.api import compile, explain, prune
-from prune_engine.compile.plan import PruningProgram
+from prune_engine.compiler.plan import PruningProgram
 from prune_engine.stats.table import StatsTable
 
 __version__ = "0.1.0"
@@ -58,22 +55,8 @@ _LAZY = {
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",
     "read_stats": "prune_engine.stats.io",
-    "scan": "prune_engine.scan.api",
-    "scan_batches": "prune_engine.scan.api",
+    "scan": "prune_engine.scanning.api",
+    "scan_batches": "prune_engine.scanning.api",
 }
-
-
-class _Package(_types.ModuleType):
-    """``prune_engine.scan`` is also the package of the scan path; importing it must not
-    rebind ``pe.scan`` (the function) to the package, as the import system would."""
-
-    def __setattr__(self, name, value):
-        if name in _LAZY and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
-
 
 __getattr__ = _lazy_loader(__name__, _LAZY)

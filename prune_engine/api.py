@@ -6,7 +6,7 @@ from typing import Literal as _Lit
 
 import pyarrow as pa
 
-from prune_engine.compile.plan import PruningProgram, compile_predicate
+from prune_engine.compiler.plan import PruningProgram, compile_predicate
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 OnInvalid = _Lit["raise", "keep"]

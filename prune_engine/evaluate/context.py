@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.compile.bind import ColumnInfo
+from prune_engine.compiler.bind import ColumnInfo
 from prune_engine.errors import StatsError
 from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain
 from prune_engine.stats import layout

@@ -9,7 +9,7 @@ Integer results have a type, and engines differ where a value leaves it: DuckDB 
 non-ANSI mode and Polars wrap around (``127 + 1`` is ``-128`` in TINYINT), others widen. A
 prune must hold for all of them, so a container's derived bounds are known only when both of
 the column's bounds are known and both images lie inside the narrowest type an engine may
-compute in (:func:`prune_engine.compile.lower.result_range`): then no value of the container
+compute in (:func:`prune_engine.compiler.lower.result_range`): then no value of the container
 overflows anywhere, and every engine computes the exact value. Otherwise both bounds are
 unknown (a wrapped value may lie anywhere) and the container is kept. Narrowing integer casts
 follow the same rule. A cast that changes the time zone reading (a zoned timestamp to a date,
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.compile.bind import ColumnInfo
+from prune_engine.compiler.bind import ColumnInfo
 from prune_engine.evaluate.context import EvalContext, Facts, both
 from prune_engine.evaluate.domains import DAY_NS, Domain, FloatDomain, IntDomain, TemporalDomain, domain_of
 

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.compile.bind import ColumnInfo, StatsSchema
+from prune_engine.compiler.bind import ColumnInfo, StatsSchema
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 

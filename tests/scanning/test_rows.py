@@ -14,7 +14,7 @@ import pytest
 
 import prune_engine as pe
 from prune_engine.expr.convert import to_expr
-from prune_engine.scan.rows import RowFilter
+from prune_engine.scanning.rows import RowFilter
 from tests.oracle.duck import connect, load_table
 
 NAN, INF = float("nan"), float("inf")

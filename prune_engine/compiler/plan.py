@@ -1,8 +1,8 @@
 """``PruningProgram``: a predicate compiled once, evaluated over any number of stats tables.
 
 Compiling runs the front end (SQL text, builder or ``pyarrow.compute.Expression`` to one
-immutable tree), the rewrite rules (:mod:`prune_engine.compile.rules`: literal casts, sides,
-NOT push-down, constant folding) and lowering (:mod:`prune_engine.compile.lower`: the tree of
+immutable tree), the rewrite rules (:mod:`prune_engine.compiler.rules`: literal casts, sides,
+NOT push-down, constant folding) and lowering (:mod:`prune_engine.compiler.lower`: the tree of
 container tests). Evaluating reads each statistics column the tests touch once, as numpy views,
 and combines the tests' masks in one vectorized pass: no Python loop over containers.
 
@@ -27,9 +27,9 @@ import functools
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.compile.bind import StatsSchema
-from prune_engine.compile.lower import Lowering
-from prune_engine.compile.rules import rewrite
+from prune_engine.compiler.bind import StatsSchema
+from prune_engine.compiler.lower import Lowering
+from prune_engine.compiler.rules import rewrite
 from prune_engine.evaluate.checks import AllOf, Check, mask_to_arrow
 from prune_engine.evaluate.context import EvalContext
 from prune_engine.expr import nodes as n

@@ -4,7 +4,7 @@ flatten a selected path into one column.
 :func:`conform` rebuilds an array read from one file (its names, only the read children,
 pyarrow's ``list<item: struct<...>>`` for a partly read list, ``list<struct<key>>`` for a partly
 read map) as the unified, selected type: struct children are matched by field id or name
-(:func:`~prune_engine.scan.schema.match_child`) and dropped when not selected, a child the file
+(:func:`~prune_engine.scanning.schema.match_child`) and dropped when not selected, a child the file
 lacks becomes nulls of its type, leaves are cast to the unified type (widening only: a value
 that does not fit is a :class:`ScanError`, never a silent change), and every null at every
 level is kept. The same function projects a filtered table down to the requested columns.
@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 
 from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError
-from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath
-from prune_engine.scan.schema import match_child
+from prune_engine.scanning.paths import ELEMENT, FIELD, KEY, FieldPath
+from prune_engine.scanning.schema import match_child
 
 __all__ = ["conform", "conform_table", "extract", "list_elements"]
 

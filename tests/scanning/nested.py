@@ -95,7 +95,7 @@ def atom(rnd: random.Random) -> tuple[str, str, str]:
     """One predicate as (prune_engine SQL, DuckDB SQL, DuckDB SQL of its negation).
 
     The negation of an element predicate is the existential test of the complemented
-    predicate (NOT is pushed down first, see ``prune_engine.scan.rows``)."""
+    predicate (NOT is pushed down first, see ``prune_engine.scanning.rows``)."""
     op = rnd.choice(OPS)
     cop = COMPLEMENT[op]
     kind = rnd.randrange(16)

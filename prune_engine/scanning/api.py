@@ -6,10 +6,10 @@ What is read, in order:
 1. the source is listed as ``collect_stats`` lists it (a directory with Hive ``key=value``
    folders, a glob, a list of paths, or a ``pyarrow.dataset.Dataset`` with its filesystem);
 2. every file's footer, once (its schema; the metadata object is reused for the read): the
-   schemas unify by field id, else by name (:mod:`~prune_engine.scan.schema`), and the
+   schemas unify by field id, else by name (:mod:`~prune_engine.scanning.schema`), and the
    partition keys become columns;
 3. with ``where``: the statistics (``stats=``, or ``collect_stats`` of the columns the
-   predicate names), pruned with ``pe.prune`` (:mod:`~prune_engine.scan.pruning`: element
+   predicate names), pruned with ``pe.prune`` (:mod:`~prune_engine.scanning.pruning`: element
    predicates too); a file the statistics do not describe, or that changed since (size or
    modification time in ``stats.metadata["files"]``), is read whole;
 4. per file, only the kept row groups, and of those only the Parquet leaf columns under the
@@ -18,8 +18,8 @@ What is read, in order:
    files in parallel threads.
 
 What is kept: the rows for which ``where`` is TRUE with SQL semantics
-(:mod:`~prune_engine.scan.rows`), with the selected columns in the promised shape
-(:mod:`~prune_engine.scan.shape`). The result equals reading every row of every file,
+(:mod:`~prune_engine.scanning.rows`), with the selected columns in the promised shape
+(:mod:`~prune_engine.scanning.shape`). The result equals reading every row of every file,
 filtering with DuckDB and selecting the same paths; which row groups were skipped never shows
 in it (a wrong prune would, and the tests compare with DuckDB to show it does not happen).
 
@@ -44,11 +44,11 @@ import pyarrow.parquet as pq
 
 from prune_engine.errors import ColumnPathError, ScanError
 from prune_engine.expr.convert import to_expr
-from prune_engine.scan.paths import FieldPath, PathLike, add_path, resolve, select_schema
-from prune_engine.scan.pruning import keep_mask
-from prune_engine.scan.rows import RowFilter
-from prune_engine.scan.schema import file_columns, unify_schemas
-from prune_engine.scan.shape import conform_table, extract
+from prune_engine.scanning.paths import FieldPath, PathLike, add_path, resolve, select_schema
+from prune_engine.scanning.pruning import keep_mask
+from prune_engine.scanning.rows import RowFilter
+from prune_engine.scanning.schema import file_columns, unify_schemas
+from prune_engine.scanning.shape import conform_table, extract
 from prune_engine.stats import layout
 from prune_engine.stats.collect import _identify, _partition_arrays, collect_stats, list_source
 from prune_engine.stats.table import StatsTable, as_stats_table
@@ -292,7 +292,7 @@ def scan(source, where=None, columns: Sequence[PathLike] | None = None,
     ``source``: a Parquet file, directory (Hive ``key=value`` folders become columns), glob,
     list of paths or ``pyarrow.dataset.Dataset``. ``where``: SQL text, a builder expression or
     a ``pyarrow.compute.Expression``; a predicate on list or map elements (``orders.price >
-    100``) holds when some element meets it (see :mod:`prune_engine.scan.rows`). ``columns``:
+    100``) holds when some element meets it (see :mod:`prune_engine.scanning.rows`). ``columns``:
     paths (``"user.address.city"``, ``"`a.b`.c"``, ``"orders.price"``, ``"attrs.key"``, or
     integer paths ``[2, 0, 1]``); the struct shape is kept with only the selected children,
     unless ``flatten=True``: one top-level column per path, named by joining it with ``_``

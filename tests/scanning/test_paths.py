@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
-from prune_engine.scan.paths import resolve
+from prune_engine.scanning.paths import resolve
 
 SCHEMA = pa.schema([
     ("id", pa.int64()),

@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pytest
 
-from prune_engine.compile import rules
+from prune_engine.compiler import rules
 from prune_engine.errors import TypeMismatchError
 from prune_engine.expr import nodes as n
 from prune_engine.expr.sql import parse_sql

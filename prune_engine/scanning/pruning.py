@@ -2,7 +2,7 @@
 
 Struct leaves are ordinary columns of the statistics (``user.address.city``) and go to
 ``pe.prune`` as they are. A predicate on list or map elements (``orders.price > 100``) is an
-existential test (:mod:`prune_engine.scan.rows`): some element makes it TRUE. The statistics of
+existential test (:mod:`prune_engine.scanning.rows`): some element makes it TRUE. The statistics of
 ``orders.price`` bound *every element* of the row group, so a row group can be skipped when no
 value within those bounds can make the predicate TRUE: exactly what ``pe.prune`` decides for a
 column whose values are the elements. The scan therefore hands ``pe.prune`` a view of the
@@ -23,7 +23,7 @@ predicate under ``NOT array_contains``) becomes an opaque call that ``pe.prune``
 
 >>> import pyarrow as pa
 >>> from prune_engine.expr.convert import to_expr
->>> from prune_engine.scan.rows import RowFilter
+>>> from prune_engine.scanning.rows import RowFilter
 >>> schema = pa.schema([("o", pa.list_(pa.struct([("p", pa.int64())])))])
 >>> rows = RowFilter(to_expr("o.p > 5 OR NOT o.p < 2"), schema)
 >>> str(rewrite(rows.expr, rows, {("o", "p"): True}, "__e")[0])
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine.expr import nodes as n
-from prune_engine.scan.rows import ARRAY_CONTAINS, RowFilter
+from prune_engine.scanning.rows import ARRAY_CONTAINS, RowFilter
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable, as_stats_table
 

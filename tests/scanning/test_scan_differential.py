@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
-from tests.scan.nested import PROJECTIONS, normalize, predicate, select_rows, write_files
+from tests.scanning.nested import PROJECTIONS, normalize, predicate, select_rows, write_files
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import pytest
 
 import prune_engine as pe
 from prune_engine.expr.convert import to_expr
-from prune_engine.scan.pruning import keep_mask
-from prune_engine.scan.rows import RowFilter
+from prune_engine.scanning.pruning import keep_mask
+from prune_engine.scanning.rows import RowFilter
 
 GROUPS = 4
 ROWS = 10

@@ -15,7 +15,7 @@ How files match (schema evolution):
 - Structs gain the children of every file; lists and maps unify their elements.
 
 :func:`file_columns` turns a selection (a trie over the unified schema, see
-:mod:`~prune_engine.scan.paths`) into the Parquet leaf-column indices of one file: exactly the
+:mod:`~prune_engine.scanning.paths`) into the Parquet leaf-column indices of one file: exactly the
 column chunks that hold the selected leaves, and nothing else (but one leaf of a struct or list none of whose selected
 children the file has: its nulls and list lengths still hold).
 
@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError, StatsError
-from prune_engine.scan.paths import WHOLE
+from prune_engine.scanning.paths import WHOLE
 from prune_engine.stats.collect import unify_types
 
 __all__ = ["unify_schemas", "file_columns", "field_id", "match_child"]

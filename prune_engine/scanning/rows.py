@@ -66,8 +66,8 @@ from prune_engine._arrow_types import is_list_type, is_string_type
 from prune_engine.errors import PruneEngineError, ScanError, TypeMismatchError
 from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
-from prune_engine.scan.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
-from prune_engine.scan.shape import list_elements, struct_child
+from prune_engine.scanning.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
+from prune_engine.scanning.shape import list_elements, struct_child
 
 __all__ = ["RowFilter", "ARRAY_CONTAINS"]
 
