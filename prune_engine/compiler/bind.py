@@ -13,52 +13,18 @@ that is unambiguous (SQL users write ``X`` for ``x``). An unknown name is an
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-
 import pyarrow as pa
 
 from prune_engine.errors import StatsError, UnknownColumnError
 from prune_engine.stats import layout
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    """A data column that statistics describe.
-
-    ``element`` is ``"list"``/``"map"`` when the path runs through a list or map: its bounds
-    describe elements, not rows. ``has_nan_count`` and ``ngram`` say which optional statistics
-    exist for it.
-    """
-
-    path: tuple[str, ...]
-    type: pa.DataType
-    element: str | None = None
-    has_nan_count: bool = False
-    ngram: bool = False
-
-    @functools.cached_property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-
-def _leaves(struct_type: pa.DataType, prefix=(), element=None):
-    for field in struct_type:
-        path = prefix + (field.name,)
-        kind = element
-        if layout.is_element_field(field):
-            kind = field.metadata[layout.ELEMENT_KEY].decode()
-        if pa.types.is_struct(field.type):
-            yield from _leaves(field.type, path, kind)
-        else:
-            yield path, field.type, kind
+from prune_engine.stats.layout import ColumnInfo
 
 
 def _struct_paths(schema: pa.Schema, name: str) -> set[tuple[str, ...]]:
     if name not in schema.names:
         return set()
     t = schema.field(name).type
-    return {p for p, _, _ in _leaves(t)} if pa.types.is_struct(t) else set()
+    return {p for p, _, _ in layout.leaves(t)} if pa.types.is_struct(t) else set()
 
 
 class StatsSchema:
@@ -78,7 +44,7 @@ class StatsSchema:
             ngram_cols = set()
             if layout.NGRAM_INDEX in schema.names and pa.types.is_struct(schema.field(layout.NGRAM_INDEX).type):
                 ngram_cols = {f.name for f in schema.field(layout.NGRAM_INDEX).type}
-            for path, type_, kind in _leaves(stype):
+            for path, type_, kind in layout.leaves(stype):
                 self.columns[path] = ColumnInfo(
                     path, type_, kind,
                     has_nan_count=path in nan_paths,

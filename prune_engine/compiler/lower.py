@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.compiler.bind import ColumnInfo, StatsSchema
+from prune_engine.compiler.bind import StatsSchema
 from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (

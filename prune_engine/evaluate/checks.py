@@ -32,8 +32,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.evaluate.context import EvalContext, both, either_not
+from prune_engine.evaluate.context import EvalContext, both, either_not, where_known
 from prune_engine.evaluate.domains import Domain
+from prune_engine.stats import layout
+from prune_engine.stats.layout import ColumnInfo
 
 #: NaN compared with a regular value / with NaN, under NaN = NaN and NaN above +inf
 NAN_VS_VALUE = {"=": False, "!=": True, "<": False, "<=": False, ">": True, ">=": True}
@@ -43,6 +45,13 @@ NAN_VS_NAN = {"=": True, "!=": False, "<": False, "<=": True, ">": False, ">=": 
 
 def _full(ctx, mask) -> np.ndarray:
     return np.ones(ctx.n, dtype=bool) if mask is None else mask
+
+
+def _read(operand, ctx: EvalContext):
+    """What a test of one operand reads: ``(lo, lo_valid, hi, hi_valid, facts)`` (a bound
+    None: unknown everywhere; a validity None: known everywhere)."""
+    lo, lov, hi, hiv = operand.bounds(ctx)
+    return lo, lov, hi, hiv, operand.facts(ctx)
 
 
 class Check(abc.ABC):
@@ -134,8 +143,7 @@ class CmpLit(Check):
     sql: str = ""
 
     def evaluate(self, ctx):
-        lo, lov, hi, hiv = self.operand.bounds(ctx)
-        f = self.operand.facts(ctx)
+        lo, lov, hi, hiv, f = _read(self.operand, ctx)
         s = self.value
         d = self.domain
         op = self.op
@@ -151,12 +159,7 @@ class CmpLit(Check):
             if lo is None or hi is None:
                 test = None
             else:
-                same = d.compare(lo, "=", s) & d.compare(hi, "=", s)
-                if lov is not None:
-                    same &= lov
-                if hiv is not None:
-                    same &= hiv
-                test = ~same
+                test = ~where_known(d.compare(lo, "=", s) & d.compare(hi, "=", s), lov, hiv)
         keep = _full(ctx, both(f.maybe_regular, test))
         if d.nan_capable and NAN_VS_VALUE[op]:
             keep = keep | f.maybe_nan
@@ -201,10 +204,7 @@ class CmpCols(Check):
                 test = None
             else:
                 same = d.compare_arrays(llo, "=", lhi) & d.compare_arrays(rlo, "=", rhi) & d.compare_arrays(llo, "=", rlo)
-                for v in (llov, lhiv, rlov, rhiv):
-                    if v is not None:
-                        same &= v
-                test = ~same
+                test = ~where_known(same, llov, lhiv, rlov, rhiv)
         keep = _full(ctx, both(both(fl.maybe_regular, fr.maybe_regular), test))
         if d.nan_capable:
             if NAN_VS_VALUE[op]:
@@ -227,8 +227,7 @@ class InSet(Check):
     sql: str = ""
 
     def evaluate(self, ctx):
-        lo, lov, hi, hiv = self.operand.bounds(ctx)
-        f = self.operand.facts(ctx)
+        lo, lov, hi, hiv, f = _read(self.operand, ctx)
         test = None
         if lo is not None and hi is not None:
             test = self.domain.any_in_range(lo, hi, self.values, lov, hiv)
@@ -249,15 +248,11 @@ class NotInSet(Check):
     sql: str = ""
 
     def evaluate(self, ctx):
-        lo, lov, hi, hiv = self.operand.bounds(ctx)
-        f = self.operand.facts(ctx)
+        lo, lov, hi, hiv, f = _read(self.operand, ctx)
         if lo is None or hi is None:
             return _full(ctx, f.maybe_value)
         same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
-        for v in (lov, hiv):
-            if v is not None:
-                same &= v
-        keep = _full(ctx, both(f.maybe_value, ~same))
+        keep = _full(ctx, both(f.maybe_value, ~where_known(same, lov, hiv)))
         if self.domain.nan_capable:
             keep = keep | _full(ctx, f.maybe_nan)
         return keep
@@ -275,8 +270,7 @@ class PrefixRange(Check):
     sql: str = ""
 
     def evaluate(self, ctx):
-        lo, lov, hi, hiv = self.operand.bounds(ctx)
-        f = self.operand.facts(ctx)
+        lo, lov, hi, hiv, f = _read(self.operand, ctx)
         test = None
         if hi is not None:
             test = either_not(hiv, self.domain.compare(hi, ">=", self.prefix))
@@ -297,30 +291,25 @@ class AllStartWith(Check):
     sql: str = ""
 
     def evaluate(self, ctx):
-        lo, lov, hi, hiv = self.operand.bounds(ctx)
-        f = self.operand.facts(ctx)
+        lo, lov, hi, hiv, f = _read(self.operand, ctx)
         if lo is None or hi is None or self.upper is None:
             return _full(ctx, f.maybe_value)
-        inside = (self.domain.compare(lo, ">=", self.prefix) & self.domain.compare(hi, "<", self.upper))
-        for v in (lov, hiv):
-            if v is not None:
-                inside &= v
-        return _full(ctx, both(f.maybe_value, ~inside))
+        inside = self.domain.compare(lo, ">=", self.prefix) & self.domain.compare(hi, "<", self.upper)
+        return _full(ctx, both(f.maybe_value, ~where_known(inside, lov, hiv)))
 
 
 @dataclass(repr=False)
 class IndexProbe(Check):
     """An n-gram index probe (LIKE/ILIKE, =/IN, regexp_like on an indexed string column)."""
 
-    column: Any  # ColumnInfo
+    column: ColumnInfo
     kind: str  # "like" | "equals" | "regex"
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     sql: str = ""
 
     def evaluate(self, ctx):
-        from prune_engine.ngram import probe
-        from prune_engine.stats import layout
+        from prune_engine.ngram import probe  # numba: loaded by the first index probe
 
         index = ctx.leaf(layout.NGRAM_INDEX, (self.column.path[0],))
         if index is None:

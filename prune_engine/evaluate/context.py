@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.compiler.bind import ColumnInfo
 from prune_engine.errors import StatsError
 from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain
 from prune_engine.stats import layout
+from prune_engine.stats.layout import ColumnInfo
 from prune_engine.stats.table import StatsTable
 
 
@@ -46,8 +46,12 @@ def either_not(valid, test):
     return test | ~valid
 
 
-def _known(test: np.ndarray, *valid) -> np.ndarray:
-    """``test`` where every count it read is known (validity masks, None = all known)."""
+def where_known(test: np.ndarray, *valid) -> np.ndarray:
+    """``test`` where every statistic it read is known (validity masks, None = all known).
+
+    >>> where_known(np.array([True, True]), None, np.array([True, False])).tolist()
+    [True, False]
+    """
     out = test
     for v in valid:
         if v is not None:
@@ -193,7 +197,7 @@ class EvalContext:
             nc_vals = nc_valid = None
         else:
             nc_vals, nc_valid = nc
-            bad = _known(nc_vals < 0, nc_valid) | _known(nc_vals > n, nc_valid, n_valid)
+            bad = where_known(nc_vals < 0, nc_valid) | where_known(nc_vals > n, nc_valid, n_valid)
             nc_valid = self._drop_invalid(f"{layout.NULL_COUNT}.{info.name}", bad, nc_valid,
                                           "a negative null count, or more nulls than records")
             no_values = nc_vals >= n
@@ -208,16 +212,16 @@ class EvalContext:
         maybe_regular = maybe_value
         nan = self.counts(layout.NAN_COUNT, info.path) if info.has_nan_count else None
         if nan is not None and not pa.types.is_floating(info.type):
-            self._drop_invalid(f"{layout.NAN_COUNT}.{info.name}", _known(nan[0] > 0, nan[1]), nan[1],
+            self._drop_invalid(f"{layout.NAN_COUNT}.{info.name}", where_known(nan[0] > 0, nan[1]), nan[1],
                                f"NaNs counted in a {info.type} column, which cannot hold NaN")
         if pa.types.is_floating(info.type):
             if nan is None:
                 maybe_nan = maybe_value if maybe_value is not None else np.ones(self.n, dtype=bool)
             else:
                 nan_vals, nan_valid = nan
-                bad = _known(nan_vals < 0, nan_valid) | _known(nan_vals > n, nan_valid, n_valid)
+                bad = where_known(nan_vals < 0, nan_valid) | where_known(nan_vals > n, nan_valid, n_valid)
                 if nc_vals is not None:
-                    bad |= _known(nan_vals + nc_vals > n, nan_valid, nc_valid, n_valid)
+                    bad |= where_known(nan_vals + nc_vals > n, nan_valid, nc_valid, n_valid)
                 nan_valid = self._drop_invalid(
                     f"{layout.NAN_COUNT}.{info.name}", bad, nan_valid,
                     "a negative NaN count, or more NaNs (with the nulls) than records")
@@ -226,10 +230,10 @@ class EvalContext:
                     maybe_nan = np.ones(self.n, dtype=bool)
                 # nulls + NaNs <= records: NaNs filling the container leave room for no NULL
                 # and no ordinary value, whether or not the null count is known
-                all_nan = _known(nan_vals >= n, nan_valid, n_valid)
+                all_nan = where_known(nan_vals >= n, nan_valid, n_valid)
                 only_special = all_nan
                 if nc_vals is not None:
-                    only_special = all_nan | _known(nan_vals + nc_vals >= n, nan_valid, nc_valid, n_valid)
+                    only_special = all_nan | where_known(nan_vals + nc_vals >= n, nan_valid, nc_valid, n_valid)
                 if only_special.any():
                     maybe_regular = both(maybe_value, ~only_special)
                 if all_nan.any():

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.compiler.bind import ColumnInfo
 from prune_engine.evaluate.context import EvalContext, Facts, both
 from prune_engine.evaluate.domains import DAY_NS, Domain, FloatDomain, IntDomain, TemporalDomain, domain_of
+from prune_engine.stats.layout import ColumnInfo
 
 
 @dataclass(frozen=True, eq=False)

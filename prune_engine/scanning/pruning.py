@@ -46,24 +46,16 @@ __all__ = ["keep_mask", "rewrite"]
 OPAQUE = n.Func("__scan_unknown", ())
 
 
-def _stats_leaves(stats_type: pa.DataType, prefix=(), element=False) -> dict:
+def _element_leaves(stats_type: pa.DataType) -> dict[tuple[str, ...], bool]:
     """Every leaf path of a stats struct type -> True if it describes elements."""
-    out = {}
-    for f in stats_type:
-        path = prefix + (f.name,)
-        inner = element or layout.is_element_field(f)
-        if pa.types.is_struct(f.type):
-            out.update(_stats_leaves(f.type, path, inner))
-        else:
-            out[path] = inner
-    return out
+    return {path: kind is not None for path, _, kind in layout.leaves(stats_type)}
 
 
 def rewrite(e: n.Expr, rows: RowFilter, leaves: dict, prefix: str
             ) -> tuple[n.Expr, list[tuple[str, tuple[str, ...]]]]:
     """``e`` for ``pe.prune`` over the element view, and the copies it needs: ``(name, stats
     path)`` per element occurrence. ``leaves``: the statistics' leaf paths (see
-    :func:`_stats_leaves`)."""
+    :func:`_element_leaves`)."""
     copies: list[tuple[str, tuple[str, ...]]] = []
 
     def go(node: n.Expr, positive: bool) -> n.Expr:
@@ -151,7 +143,7 @@ def keep_mask(stats: StatsTable | pa.Table, rows: RowFilter, on_invalid: str = "
     stats = as_stats_table(stats)
     schema = stats.schema
     source = layout.MIN_VALUES if layout.MIN_VALUES in schema.names else layout.MAX_VALUES
-    leaves = _stats_leaves(schema.field(source).type) if source in schema.names else {}
+    leaves = _element_leaves(schema.field(source).type) if source in schema.names else {}
     taken = set(leaves) | {(p[0],) for p in leaves}
     prefix, k = "__scan_element_", 0
     while any(p[0].startswith(prefix) for p in taken):

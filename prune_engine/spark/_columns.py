@@ -36,8 +36,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.compiler.bind import ColumnInfo, StatsSchema
+from prune_engine.compiler.bind import StatsSchema
 from prune_engine.stats import layout
+from prune_engine.stats.layout import ColumnInfo
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 INTEGRAL = {"byte", "short", "integer", "long"}

@@ -25,6 +25,10 @@ element's (for a map, ``struct<key, value>``).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 import pyarrow as pa
 
 CONTAINER = "container"
@@ -61,17 +65,41 @@ def is_element_field(field: pa.Field) -> bool:
     return bool(field.metadata) and ELEMENT_KEY in field.metadata
 
 
-def leaf_paths(struct_type: pa.DataType, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every leaf path of a stats struct type, nested structs flattened (``("st", "a")``).
+@dataclass(frozen=True)
+class ColumnInfo:
+    """A data column that statistics describe: a leaf of the ``min_values`` struct.
 
-    >>> leaf_paths(pa.struct([("x", pa.int64()), ("st", pa.struct([("a", pa.string())]))]))
-    [('x',), ('st', 'a')]
+    ``element`` is ``"list"``/``"map"`` when the path runs through a list or map: its bounds
+    describe elements, not rows. ``has_nan_count`` and ``ngram`` say which optional statistics
+    exist for it.
     """
-    out: list[tuple[str, ...]] = []
+
+    path: tuple[str, ...]
+    type: pa.DataType
+    element: str | None = None
+    has_nan_count: bool = False
+    ngram: bool = False
+
+    @functools.cached_property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+
+def leaves(struct_type: pa.DataType, prefix: tuple[str, ...] = (), element: str | None = None
+           ) -> Iterator[tuple[tuple[str, ...], pa.DataType, str | None]]:
+    """Every leaf of a stats struct type, nested structs flattened: ``(path, type, element)``,
+    where ``element`` is the kind (``"list"``/``"map"``) of the innermost element field on the
+    path, or None when the leaf describes row values. The one walk of the stats structs.
+
+    >>> t = pa.struct([("x", pa.int64()), ("st", pa.struct([("a", pa.string())])),
+    ...                element_field("tags", pa.string())])
+    >>> [(".".join(p), str(ty), kind) for p, ty, kind in leaves(t)]
+    [('x', 'int64', None), ('st.a', 'string', None), ('tags', 'string', 'list')]
+    """
     for field in struct_type:
         path = prefix + (field.name,)
+        kind = field.metadata[ELEMENT_KEY].decode() if is_element_field(field) else element
         if pa.types.is_struct(field.type):
-            out.extend(leaf_paths(field.type, path))
+            yield from leaves(field.type, path, kind)
         else:
-            out.append(path)
-    return out
+            yield path, field.type, kind

@@ -24,12 +24,8 @@ _REQUIRED = {
 }
 
 
-def _leaves(t: pa.DataType, prefix=()):
-    for f in t:
-        if pa.types.is_struct(f.type):
-            yield from _leaves(f.type, prefix + (f.name,))
-        else:
-            yield prefix + (f.name,), f.type
+def _types(struct_type: pa.DataType) -> dict[tuple[str, ...], pa.DataType]:
+    return {path: t for path, t, _ in layout.leaves(struct_type)}
 
 
 def check_layout(schema: pa.Schema) -> None:
@@ -47,12 +43,12 @@ def check_layout(schema: pa.Schema) -> None:
             raise StatsError(f"column {name!r} must be a struct, not {schema.field(name).type}", column=name)
     for name in (layout.NULL_COUNT, layout.NAN_COUNT):
         if name in names:
-            for path, t in _leaves(schema.field(name).type):
+            for path, t in _types(schema.field(name).type).items():
                 if not pa.types.is_integer(t):
                     col = ".".join((name,) + path)
                     raise StatsError(f"count column {col!r} must be an integer type, not {t}", column=col)
-    lows = dict(_leaves(schema.field(layout.MIN_VALUES).type))
-    highs = dict(_leaves(schema.field(layout.MAX_VALUES).type))
+    lows = _types(schema.field(layout.MIN_VALUES).type)
+    highs = _types(schema.field(layout.MAX_VALUES).type)
     for path in lows.keys() & highs.keys():
         if lows[path] != highs[path]:
             col = ".".join(path)
