@@ -1,5 +1,8 @@
 """One entry point from every kind of user predicate to the node tree the compiler reads.
 
+The SQL front end (:mod:`prune_engine.expr.sql`, which loads sqlglot) is imported only when SQL
+text arrives, so that builder expressions, nodes and pyarrow expressions never load a SQL parser.
+
 >>> import prune_engine as pe
 >>> str(to_expr("x > 5")), str(to_expr(pe.col("x") > 5))
 ('x > 5', 'x > 5')
@@ -17,7 +20,6 @@ import pyarrow.compute as pc
 from prune_engine.expr import nodes as n
 from prune_engine.expr.builder import Builder
 from prune_engine.expr.from_arrow import from_pyarrow
-from prune_engine.expr.sql import parse_sql
 
 __all__ = ["to_expr", "ExprLike"]
 
@@ -33,6 +35,9 @@ def to_expr(expr: ExprLike) -> n.Expr:
     if isinstance(expr, Builder):
         return expr.node
     if isinstance(expr, str):
+        # imported here, not at the top: it loads sqlglot, which only SQL text needs
+        from prune_engine.expr.sql import parse_sql
+
         return parse_sql(expr)
     if isinstance(expr, pc.Expression):
         return from_pyarrow(expr)

@@ -70,7 +70,7 @@ import pyarrow.compute as pc
 
 from prune_engine.errors import PruneEngineError
 from prune_engine.expr import nodes as n
-from prune_engine.expr.sql import like_escape
+from prune_engine.expr.like import dangling_escape, like_escape
 
 __all__ = ["from_pyarrow"]
 
@@ -381,23 +381,11 @@ def _match(name: str, x: n.Expr, pattern: str, ignore_case: bool) -> n.Expr:
     if ignore_case and not (pattern.isascii() and _FOLD_UNSAFE.isdisjoint(pattern)):
         return n.Func(name, (x, n.Literal(pattern)))
     if name == "match_like":
-        like = pattern[:-1] if _dangling_escape(pattern) else pattern  # pyarrow ignores it
+        like = pattern[:-1] if dangling_escape(pattern, "\\") else pattern  # pyarrow ignores it
     else:
         escaped = like_escape(pattern)
         like = {"starts_with": escaped + "%", "ends_with": "%" + escaped}.get(name, "%" + escaped + "%")
     return n.Like(x, like, "\\", case_insensitive=ignore_case)
-
-
-def _dangling_escape(pattern: str) -> bool:
-    """Does the LIKE pattern end with an escape character that escapes nothing?"""
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == "\\":
-            if i + 1 == len(pattern):
-                return True
-            i += 1
-        i += 1
-    return False
 
 
 _ALLOW = ("allow_int_overflow", "allow_time_truncate", "allow_time_overflow", "allow_decimal_truncate",

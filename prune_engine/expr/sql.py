@@ -46,8 +46,9 @@ from sqlglot.errors import ParseError, TokenError
 
 from prune_engine.errors import PruneEngineError, SqlParseError
 from prune_engine.expr import nodes as n
+from prune_engine.expr.like import like_escape
 
-__all__ = ["parse_sql", "like_escape"]
+__all__ = ["parse_sql"]
 
 
 class _PruneSql(DuckDB):
@@ -123,16 +124,6 @@ def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
     except _Unconvertible as e:
         raise SqlParseError(f"expected a boolean expression, found {e.args[0]}", text,
                             *converter.position(e.args[1])) from None
-
-
-def like_escape(text: str, escape: str = "\\") -> str:
-    """``text`` as a LIKE pattern that matches exactly ``text``: ``%``, ``_`` and the escape
-    character itself are escaped.
-
-    >>> like_escape("50%_off\\\\")
-    '50\\\\%\\\\_off\\\\\\\\'
-    """
-    return "".join(escape + ch if ch in ("%", "_", escape) else ch for ch in text)
 
 
 # --------------------------------------------------------------------------------------------

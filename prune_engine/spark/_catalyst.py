@@ -57,7 +57,7 @@ import pyarrow as pa
 
 from prune_engine.errors import PruneEngineError, SqlParseError, UnknownColumnError
 from prune_engine.expr import nodes as n
-from prune_engine.expr.sql import like_escape
+from prune_engine.expr.like import dangling_escape, like_escape
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
 from prune_engine.spark._java_regex import engine_reads_alike
 
@@ -322,7 +322,7 @@ class _Translator:
         if arg is None:
             return self.unknown(node)
         escape = str(self.jvm_node(node).escapeChar())
-        if _dangling_escape(pattern, escape):
+        if dangling_escape(pattern, escape):
             return self.unknown(node)  # Spark rejects the pattern when it runs
         return n.Like(arg, pattern, escape)
 
@@ -451,18 +451,6 @@ class _Translator:
         if node.cls == "UnaryMinus":
             return n.Negate(operands[0][0]), spark_type
         return n.Arith(_ARITH[node.cls], operands[0][0], operands[1][0]), spark_type
-
-
-def _dangling_escape(pattern: str, escape: str) -> bool:
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == escape:
-            if i + 1 >= len(pattern):
-                return True
-            i += 2
-        else:
-            i += 1
-    return False
 
 
 def _cast(expr: n.Expr, s: str, t: str, source: str, target: str, utc: bool) -> n.Expr | None:
