@@ -50,7 +50,8 @@ from prune_engine.scanning.rows import RowFilter
 from prune_engine.scanning.schema import file_columns, unify_schemas
 from prune_engine.scanning.shape import conform_table, extract
 from prune_engine.stats import layout
-from prune_engine.stats.collect import _identify, _partition_arrays, collect_stats, list_source
+from prune_engine.stats.collect import collect_stats
+from prune_engine.stats.listing import identify, list_source, partition_arrays
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 __all__ = ["scan", "scan_batches", "ScanSummary"]
@@ -116,7 +117,7 @@ class _Plan:
         paths = [f.path for f in listing.files]
         with ThreadPoolExecutor(self.threads) as pool:
             metas = list(pool.map(read, paths))
-        parts = _partition_arrays(listing.files, listing.typed)
+        parts = partition_arrays(listing.files, listing.typed)
         out = []
         for i, (path, meta) in enumerate(zip(paths, metas)):
             try:
@@ -210,7 +211,7 @@ class _Plan:
         known = stats.metadata.get("files") or {}
         if not known:
             return set()
-        _identify(listing.files, listing.filesystem)
+        identify(listing.files, listing.filesystem)
         return {f.path for f in listing.files if f.path in known and f.size is not None
                 and list(known[f.path]) != [f.size, f.mtime_ns]}
 

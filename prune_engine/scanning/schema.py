@@ -10,7 +10,7 @@ How files match (schema evolution):
   ids, a renamed leaf is still the same column; it takes the name of the last file (in listing
   order) that has it, the newest in the usual ``part-00001`` naming.
 - A field missing from a file is read as nulls there; leaf types widen as in
-  :func:`prune_engine.stats.collect.unify_types` (int32 to int64, float to double, ...); an
+  :func:`prune_engine.stats.unify.unify_types` (int32 to int64, float to double, ...); an
   incompatible change (a list in one file, a struct in another) is a :class:`ScanError`.
 - Structs gain the children of every file; lists and maps unify their elements.
 
@@ -36,7 +36,7 @@ import pyarrow as pa
 from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError, StatsError
 from prune_engine.scanning.paths import WHOLE
-from prune_engine.stats.collect import unify_types
+from prune_engine.stats.unify import unify_types
 
 __all__ = ["unify_schemas", "file_columns", "field_id", "match_child"]
 

@@ -49,7 +49,8 @@ def collect_stats(spark, source, granularity: str = "row_group",
         import prune_engine.spark as pes
         stats = pes.collect_stats(spark, "lake/", granularity="file")
     """
-    from prune_engine.stats.collect import list_source, merge_parts, partition_types
+    from prune_engine.stats.collect import merge_parts
+    from prune_engine.stats.listing import list_source, partition_types
 
     require_classic(spark)
     listing = list_source(source)
@@ -80,7 +81,8 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
     """The function each task runs: its slices' statistics as Arrow IPC bytes."""
     def run(batches):
         use_numba_cache(cache_dir)
-        from prune_engine.stats.collect import SourceFile, collect_part
+        from prune_engine.stats.collect import collect_part
+        from prune_engine.stats.listing import SourceFile
 
         for batch in batches:
             for k, text in zip(batch.column("slice").to_pylist(),

@@ -1,10 +1,10 @@
 """``collect_stats`` / ``update_stats``: the statistics table of a Parquet lake, from footers.
 
-The steps, each a small function below:
+The steps, each a small function below or in the module named:
 
 1. list the source (a directory walked recursively, a glob, a list of paths, or a
    ``pyarrow.dataset.Dataset``) with each file's Hive-style ``key=value`` partition folders,
-   size and modification time;
+   size and modification time (:mod:`prune_engine.stats.listing`);
 2. read the footers in parallel threads (a progress bar on a terminal), each failure a clear
    per-file error, or with ``on_error="skip"`` a listed skip whose row has unknown statistics,
    so that no later query prunes it;
@@ -12,10 +12,12 @@ The steps, each a small function below:
    (:mod:`prune_engine.stats.parquet`), add the partition values (typed, and as exact
    ``min = max`` statistics, so partition pruning is ordinary pruning);
 4. unify the schemas across files (a column missing in a file is unknown there; int32 -> int64
-   and float -> double widen; an incompatible change is an error).
+   and float -> double widen; an incompatible change is an error:
+   :mod:`prune_engine.stats.unify`).
 
 :func:`collect_part` runs steps 2 and 3 on a slice of one listing where the files are read (a
-Spark executor), with the partition types of the whole listing (:func:`partition_types`), and
+Spark executor), with the partition types of the whole listing
+(:func:`~prune_engine.stats.listing.partition_types`), and
 :func:`merge_parts` does step 4 over the slices: together the table ``collect_stats`` makes.
 
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
@@ -29,14 +31,10 @@ Spark executor), with the partition types of the whole listing (:func:`partition
 
 from __future__ import annotations
 
-import datetime as dt
-import glob as globlib
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Sequence
-from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
@@ -45,277 +43,14 @@ import pyarrow.compute as pc
 from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
+from prune_engine.stats.listing import Listing, SourceFile, identify, list_source, partition_arrays
 from prune_engine.stats.parquet import FileFooter, group_stats, read_footer
 from prune_engine.stats.table import StatsTable, as_stats_table
+from prune_engine.stats.unify import concat_stats
 
 __all__ = ["collect_stats", "update_stats"]
 
 GRANULARITIES = ("row_group", "file")
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-PARQUET_SUFFIXES = (".parquet", ".parq")
-
-
-@dataclass
-class SourceFile:
-    """One file of the source: where it is, its partition values, and its identity."""
-
-    path: str
-    partitions: dict[str, Any] = field(default_factory=dict)  # raw strings (None = Hive null)
-    size: int | None = None
-    mtime_ns: int | None = None
-
-
-class _Listing:
-    def __init__(self, files: list[SourceFile], filesystem=None, typed=None):
-        self.files = files
-        self.filesystem = filesystem
-        #: partition types already known (from a pyarrow Dataset), else inferred from strings
-        self.typed: pa.Schema | None = typed
-
-
-# ------------------------------------------------------------------------------ listing
-
-
-def _hive_parts(relative_dir: str) -> dict[str, str | None]:
-    parts = {}
-    for piece in relative_dir.replace("\\", "/").split("/"):
-        if "=" in piece:
-            key, _, value = piece.partition("=")
-            value = unquote(value)
-            parts[unquote(key)] = None if value == HIVE_NULL else value
-    return parts
-
-
-def _is_data_name(name: str) -> bool:
-    return not name.startswith((".", "_"))
-
-
-def _walk(root: str) -> list[SourceFile]:
-    def fail(error: OSError):
-        raise StatsError(f"{error.filename}: cannot list the directory: {error.strerror}",
-                         containers=[error.filename])
-
-    out = []
-    for folder, dirs, names in os.walk(root, onerror=fail):
-        dirs[:] = sorted(d for d in dirs if _is_data_name(d))
-        rel = os.path.relpath(folder, root)
-        parts = _hive_parts("" if rel == "." else rel)
-        for name in sorted(names):
-            if _is_data_name(name) and name.lower().endswith(PARQUET_SUFFIXES):
-                out.append(SourceFile(os.path.join(folder, name), dict(parts)))
-    if not out:
-        raise StatsError(f"{root}: no Parquet files (*.parquet) in this directory",
-                         containers=[root])
-    return out
-
-
-def _list_paths(paths: Sequence) -> list[SourceFile]:
-    out = []
-    for p in paths:
-        p = os.fspath(p)
-        if os.path.isdir(p):
-            out.extend(_walk(p))
-        else:
-            out.append(SourceFile(p, _hive_parts(os.path.dirname(p))))
-    return out
-
-
-def _list_dataset(dataset) -> _Listing:
-    import pyarrow.dataset as ds
-
-    files = []
-    for fragment in dataset.get_fragments():
-        keys = ds.get_partition_keys(fragment.partition_expression)
-        files.append(SourceFile(fragment.path, dict(keys)))
-    names = {k for f in files for k in f.partitions}
-    typed = pa.schema([dataset.schema.field(n) for n in dataset.schema.names if n in names])
-    return _Listing(files, getattr(dataset, "filesystem", None), typed)
-
-
-def list_source(source) -> _Listing:
-    """The files of ``source`` with their partition values (raw strings), in a stable order."""
-    try:
-        import pyarrow.dataset as ds
-
-        if isinstance(source, ds.Dataset):
-            if not isinstance(source, ds.FileSystemDataset):
-                raise StatsError(f"a {type(source).__name__} has no files to read footers from")
-            listing = _list_dataset(source)
-            if not listing.files:
-                raise StatsError("the dataset holds no files")
-            return listing
-    except ImportError:  # pragma: no cover - pyarrow.dataset is part of pyarrow wheels
-        pass
-    if isinstance(source, (str, os.PathLike)):
-        text = os.fspath(source)
-        if os.path.isdir(text):
-            return _Listing(_walk(text))
-        if os.path.exists(text):
-            return _Listing(_list_paths([text]))
-        if any(ch in text for ch in "*?["):
-            matches = sorted(p for p in globlib.glob(text, recursive=True) if os.path.isfile(p))
-            if not matches:
-                raise StatsError(f"{text}: the pattern matches no files", containers=[text])
-            return _Listing(_list_paths(matches))
-        raise StatsError(f"{text}: no such file or directory", containers=[text])
-    if isinstance(source, (list, tuple)):
-        if not source:
-            raise StatsError("the list of paths is empty")
-        return _Listing(_list_paths(source))
-    raise StatsError("source must be a directory, a glob, a list of paths or a "
-                     f"pyarrow.dataset.Dataset, not {type(source).__name__}")
-
-
-def _identify(files: list[SourceFile], filesystem) -> None:
-    """Fill size and modification time (None when the file cannot be stat'ed)."""
-    if filesystem is not None:
-        infos = filesystem.get_file_info([f.path for f in files])
-        for f, info in zip(files, infos):
-            f.size = info.size
-            f.mtime_ns = info.mtime_ns
-        return
-    for f in files:
-        try:
-            st = os.stat(f.path)
-        except OSError:
-            continue
-        f.size, f.mtime_ns = st.st_size, st.st_mtime_ns
-
-
-# ------------------------------------------------------------------------------ partitions
-
-
-def _infer_partition_type(values: list[str]) -> pa.DataType:
-    present = [v for v in values if v is not None]
-    if not present:
-        return pa.string()
-    try:
-        for v in present:
-            int(v)
-        return pa.int64()
-    except ValueError:
-        pass
-    try:
-        for v in present:
-            if len(v) != 10:
-                raise ValueError(v)
-            dt.date.fromisoformat(v)
-        return pa.date32()
-    except ValueError:
-        return pa.string()
-
-
-def _partition_arrays(files: list[SourceFile], typed: pa.Schema | None) -> dict[str, pa.Array]:
-    """Per partition key, one typed value per file; ``None`` where the file lacks the key or
-    the value is the Hive null (told apart by :func:`_partition_known`)."""
-    keys = list(dict.fromkeys(k for f in files for k in f.partitions))
-    out = {}
-    for key in keys:
-        raw = [f.partitions.get(key) for f in files]
-        if typed is not None and key in typed.names:
-            typ = typed.field(key).type
-            if all(v is None or isinstance(v, str) for v in raw):  # raw folder names
-                out[key] = pa.array(raw, pa.string()).cast(typ)
-            else:
-                out[key] = pa.array(raw, typ)
-            continue
-        typ = _infer_partition_type(raw)
-        strings = pa.array(raw, pa.string())
-        out[key] = strings if typ == pa.string() else strings.cast(typ)
-    return out
-
-
-# ------------------------------------------------------------------------------ schema drift
-
-
-def _is_int(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t)
-
-
-def unify_types(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
-    """The type both ``a`` and ``b`` convert to exactly, or a :class:`StatsError`."""
-    if a == b:
-        return a
-    if pa.types.is_null(a):
-        return b
-    if pa.types.is_null(b):
-        return a
-    if pa.types.is_struct(a) and pa.types.is_struct(b):
-        fields = {f.name: f for f in a}
-        for f in b:
-            if f.name in fields:
-                old = fields[f.name]
-                if layout.is_element_field(old) != layout.is_element_field(f):
-                    raise StatsError(f"column {where}{f.name}: a list/map in some files, not in "
-                                     "others", column=f"{where}{f.name}")
-                merged = unify_types(old.type, f.type, f"{where}{f.name}.")
-                fields[f.name] = pa.field(f.name, merged, metadata=old.metadata)
-            else:
-                fields[f.name] = f
-        return pa.struct(list(fields.values()))
-    if _is_int(a) and _is_int(b):
-        sa, sb = pa.types.is_signed_integer(a), pa.types.is_signed_integer(b)
-        if sa == sb:
-            return a if a.bit_width >= b.bit_width else b
-        unsigned, signed = (b, a) if sa else (a, b)
-        if signed.bit_width > unsigned.bit_width:
-            return signed
-        if unsigned.bit_width < 64:
-            return pa.int64()
-    if pa.types.is_floating(a) and pa.types.is_floating(b):
-        return a if a.bit_width >= b.bit_width else b
-    for small, large in ((pa.string(), pa.large_string()), (pa.binary(), pa.large_binary())):
-        if {a, b} == {small, large}:
-            return large
-    if pa.types.is_decimal(a) and pa.types.is_decimal(b):
-        scale = max(a.scale, b.scale)
-        precision = max(a.precision - a.scale, b.precision - b.scale) + scale
-        if precision <= 76:
-            return pa.decimal128(precision, scale) if precision <= 38 else \
-                pa.decimal256(precision, scale)
-    if pa.types.is_timestamp(a) and pa.types.is_timestamp(b) and a.tz == b.tz:
-        order = "smun"
-        return a if order.index(a.unit[0]) >= order.index(b.unit[0]) else b
-    raise StatsError(f"column {where.rstrip('.') or '?'} changes type across files: {a} vs {b}",
-                     column=where.rstrip("."))
-
-
-def conform(array: pa.Array, target: pa.DataType) -> pa.Array:
-    """``array`` in the unified ``target`` type: missing struct fields become null (unknown)."""
-    if array.type == target:
-        return array
-    if pa.types.is_struct(target) and pa.types.is_struct(array.type):
-        names = [f.name for f in array.type]
-        children = [conform(array.field(names.index(f.name)), f.type) if f.name in names
-                    else pa.nulls(len(array), f.type) for f in target]
-        mask = array.is_null() if array.null_count else None
-        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-    return array.cast(target)
-
-
-def concat_stats(tables: Sequence[pa.Table]) -> pa.Table:
-    """Concatenate stats tables of different files, unifying their schemas (see above)."""
-    tables = [t for t in tables if t is not None]
-    columns: dict[str, pa.Field] = {}
-    for table in tables:
-        for f in table.schema:
-            if f.name in columns:
-                merged = unify_types(columns[f.name].type, f.type, "" if f.name in
-                                     layout.STAT_STRUCTS else f"{f.name}.")
-                columns[f.name] = pa.field(f.name, merged)
-            else:
-                columns[f.name] = f
-    schema = pa.schema(list(columns.values()))
-    conformed = []
-    for table in tables:
-        arrays = []
-        for f in schema:
-            if f.name in table.column_names:
-                arrays.append(conform(table.column(f.name).combine_chunks(), f.type))
-            else:
-                arrays.append(pa.nulls(table.num_rows, f.type))
-        conformed.append(pa.Table.from_arrays(arrays, schema=schema))
-    return pa.concat_tables(conformed) if conformed else pa.table({})
 
 
 # ------------------------------------------------------------------------------ reading
@@ -490,7 +225,7 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
                                                       for n, a in zip(names, arrays)])
 
 
-def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int,
+def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
              part: bool = False) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
@@ -502,7 +237,7 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
     if on_error not in ("raise", "skip"):
         raise StatsError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     files = listing.files
-    _identify(files, listing.filesystem)
+    identify(files, listing.filesystem)
     selected = None if columns is None else (tuple([columns]) if isinstance(columns, str)
                                              else tuple(columns))
     results = read_footers(files, selected, listing.filesystem, threads, progress)
@@ -512,7 +247,7 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
         more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
         raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
     footers = {i: r for i, r in enumerate(results) if not isinstance(r, str)}
-    parts = _partition_arrays(files, listing.typed)
+    parts = partition_arrays(files, listing.typed)
     known = {k: np.array([k in f.partitions for f in files], bool) for k in parts}
     if selected is not None:
         # validated against every file's full column list: a name no file has is an error
@@ -573,21 +308,16 @@ def _collect(listing: _Listing, granularity: str, columns, ngram, gram_size: int
 # ------------------------------------------------------------------------------ in slices
 
 
-def partition_types(files: Sequence[SourceFile], typed: pa.Schema | None = None) -> pa.Schema:
-    """The type of each partition key over all ``files`` (as one ``collect_stats`` infers
-    it), so that slices of the listing collected apart type their partitions alike."""
-    return pa.schema([(k, v.type) for k, v in _partition_arrays(list(files), typed).items()])
-
-
 def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  granularity: str = "row_group", columns: Sequence[str] | None = None, *,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                  on_error: str = "raise", threads: int | None = 1) -> StatsTable:
-    """The statistics of a slice of a listing (:func:`list_source`), with the partition types
-    of the whole listing (:func:`partition_types`); :func:`merge_parts` joins the slices into
-    the table ``collect_stats`` makes of the whole listing. Runs where the files are read
+    """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
+    with the partition types of the whole listing
+    (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
+    into the table ``collect_stats`` makes of the whole listing. Runs where the files are read
     (e.g. in Spark executors)."""
-    listing = _Listing(list(files), None, partition_schema)
+    listing = Listing(list(files), None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, False, threads, part=True)
 
@@ -685,7 +415,7 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
             stats.num_rows else "row_group" if layout.ROW_GROUP in stats.table.column_names \
             else "file"
     listing = list_source(source)
-    _identify(listing.files, listing.filesystem)
+    identify(listing.files, listing.filesystem)
     unchanged = {f.path for f in listing.files
                  if f.path in known and f.size is not None
                  and list(known[f.path]) == [f.size, f.mtime_ns]}
@@ -694,7 +424,7 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
     keep = pa.array([p in unchanged for p in old_paths])
     kept = stats.table.filter(keep)
     if fresh:
-        new = _collect(_Listing(fresh, listing.filesystem, listing.typed), granularity,
+        new = _collect(Listing(fresh, listing.filesystem, listing.typed), granularity,
                        options.get("columns"), options.get("ngram"),
                        options.get("gram_size", 3), options.get("ngram_case_insensitive", False),
                        on_error or "raise", progress, threads)
