@@ -46,7 +46,7 @@ def unify_types(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
     Traceback (most recent call last):
     prune_engine.errors.StatsError: column s changes type across files: int64 vs string
     """
-    if a == b:
+    if a.equals(b, check_metadata=True):  # ``==`` ignores the fields' element marks
         return a
     if pa.types.is_null(a):
         return b

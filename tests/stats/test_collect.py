@@ -141,6 +141,17 @@ def test_incompatible_schema_change_is_an_error(tmp_path):
         pe.collect_stats([a, b], progress=False)
 
 
+@pytest.mark.parametrize("first", ["list", "plain"])
+def test_a_list_in_some_files_only_is_an_error(tmp_path, first):
+    """list<int64> in one file, int64 in the other: their element and row statistics share a
+    type, which must not hide that one describes elements and the other rows."""
+    tables = {"list": pa.table({"x": [[1, 2]]}), "plain": pa.table({"x": [15]})}
+    order = [first] + [k for k in tables if k != first]
+    paths = [write(str(tmp_path / f"{i}.parquet"), tables[k]) for i, k in enumerate(order)]
+    with pytest.raises(pe.StatsError, match="a list/map in some files, not in others"):
+        pe.collect_stats(paths, progress=False)
+
+
 @pytest.fixture
 def bad_files(tmp_path):
     good = write(str(tmp_path / "good.parquet"), pa.table({"x": [1, 2]}))

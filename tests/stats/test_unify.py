@@ -56,6 +56,8 @@ def test_a_list_in_some_files_only_is_an_error():
     element = pa.field("x", pa.int32(), metadata={layout.ELEMENT_KEY: b"list"})
     with pytest.raises(StatsError, match="column s.x: a list/map in some files, not in others"):
         unify_types(pa.struct([element]), pa.struct([("x", pa.int64())]), "s.")
+    with pytest.raises(StatsError, match="column x: a list/map in some files, not in others"):
+        unify_types(pa.struct([("x", pa.int32())]), pa.struct([element]), "")  # equal but for the mark
 
 
 def test_conform_fills_missing_fields_with_unknown_and_keeps_nulls():
