@@ -4,7 +4,8 @@ Private: :mod:`.build`, :mod:`.directory` and :mod:`.probe` validate input, allo
 array, and call the kernels of this module, :func:`build_entries` (or its ASCII twin
 :func:`build_entries_ascii`), :func:`checksums` and :func:`probe_entries`. Only those have
 explicit signatures and ``cache=True``: each compiles on its first call with a cold numba
-cache (see :func:`_kernel`) and loads from the cache afterwards.
+cache (see :func:`_kernel`) and loads from the cache afterwards, until this file or a constant
+of :mod:`.format` changes (numba alone would notice this file only: see :mod:`._cache`).
 The helpers (``_`` names, under ``@_helper``) compile into the kernels that call them, with no
 Python-callable wrapper; a helper with one caller (``@_inlined``) is typed into it. Array
 inputs are read-only C-contiguous arrays (use :func:`ro`).
@@ -88,11 +89,15 @@ import threading
 import numpy as np
 from numba import boolean, float64, int8, int64, njit, types, uint8
 
-from prune_engine.ngram import _ahead
+from prune_engine.ngram import _ahead, _cache
 from prune_engine.ngram.format import (
     BLOCK_BYTES, END_BYTE, END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF,
     SALTS, START_BYTE, START_MARK, TRAILER_BYTES, VERSION,
 )
+
+# the constants above are compiled into the cached kernels: make numba's cache of this file's
+# kernels stale when one of them changes (before any kernel compiles)
+_cache.install()
 
 _RO = dict(readonly=True)
 U8 = types.Array(uint8, 1, "C", **_RO)

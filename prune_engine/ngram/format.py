@@ -21,8 +21,10 @@ ones. A gram's hash is xxHash64 (seed 0) of its UTF-8 bytes (markers as their si
 The split-block Bloom filter (SBBF) is Parquet's: block ``((h >> 32) * count) >> 32``, in word
 ``i`` the bit ``(lower32(h) * SALTS[i]) >> 27`` (32-bit product).
 
-This module is plain Python: the numba kernels (:mod:`._kernels`) write and read the same
-layout, and tests compare the two.
+This module is plain Python and the one definition of these bytes, hash included
+(:func:`xxh64`, :func:`gram_bytes`): the numba kernels (:mod:`._kernels`) write and read the
+same layout with the same hash, and tests compare the two. (numba's cache notices a change of
+the constants here, though the kernels bake them in: see :mod:`._cache`.)
 
 >>> blob = encode_entry(3, [(KIND_EXACT, FOLD_NONE, [7, 5])])
 >>> decode_entry(blob)
@@ -59,6 +61,81 @@ SALTS = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
 BLOCK_BYTES = 32
 TRAILER_BYTES = 8
 
+#: xxHash64's 64-bit mask and primes (used by :func:`xxh64` only)
+_M64 = (1 << 64) - 1
+_P1, _P2, _P3, _P4, _P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                           0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _round(acc: int, lane: int) -> int:
+    return (_rotl((acc + lane * _P2) & _M64, 31) * _P1) & _M64
+
+
+def xxh64(data: bytes) -> int:
+    """xxHash64 of ``data`` with seed 0 (the published algorithm, written out): a gram's hash
+    (of its :func:`gram_bytes`) and an entry's checksum (of its bytes before the trailer).
+
+    Defined here, in plain Python, because it is part of the format: the encoder and decoder
+    below seal and verify entries with it, a probe hashes its query's grams with it, and the
+    kernels' version (:mod:`._kernels`) is tested against it.
+
+    >>> hex(xxh64(b"abc"))
+    '0x44bc2cf5ad770999'
+    """
+    n = len(data)
+    p = 0
+    if n >= 32:
+        v = [(_P1 + _P2) & _M64, _P2, 0, (-_P1) & _M64]
+        while p + 32 <= n:
+            for i in range(4):
+                v[i] = _round(v[i], int.from_bytes(data[p + 8 * i:p + 8 * i + 8], "little"))
+            p += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M64
+        for lane in v:
+            h = ((h ^ _round(0, lane)) * _P1 + _P4) & _M64
+    else:
+        h = _P5
+    h = (h + n) & _M64
+    while p + 8 <= n:
+        h ^= _round(0, int.from_bytes(data[p:p + 8], "little"))
+        h = (_rotl(h, 27) * _P1 + _P4) & _M64
+        p += 8
+    if p + 4 <= n:
+        h ^= (int.from_bytes(data[p:p + 4], "little") * _P1) & _M64
+        h = (_rotl(h, 23) * _P2 + _P3) & _M64
+        p += 4
+    while p < n:
+        h ^= (data[p] * _P5) & _M64
+        h = (_rotl(h, 11) * _P1) & _M64
+        p += 1
+    h ^= h >> 33
+    h = (h * _P2) & _M64
+    h ^= h >> 29
+    h = (h * _P3) & _M64
+    return h ^ (h >> 32)
+
+
+def gram_bytes(gram: Sequence[int]) -> bytes:
+    """The hashed form of a gram: UTF-8 of its code points, markers as one byte each
+    (START_BYTE, END_BYTE); a gram's hash is ``xxh64(gram_bytes(gram))``.
+
+    >>> gram_bytes((START_MARK, ord("é"), END_MARK))
+    b'\\xff\\xc3\\xa9\\xfe'
+    """
+    out = bytearray()
+    for cp in gram:
+        if cp == START_MARK:
+            out.append(START_BYTE)
+        elif cp == END_MARK:
+            out.append(END_BYTE)
+        else:
+            out += chr(cp).encode("utf-8", "surrogatepass")
+    return bytes(out)
+
 
 class Section(NamedTuple):
     kind: int
@@ -86,8 +163,6 @@ def encode_entry(gram_size: int, sections: Sequence[tuple]) -> bytes:
 
     Exact hashes are sorted here; SBBF sections are given as a list of 8-word blocks.
     """
-    from prune_engine.ngram.reference import xxh64
-
     head = struct.pack("<BBBB", VERSION, gram_size, len(sections), 0)
     body = b""
     for kind, fold, items in sections:
@@ -104,8 +179,6 @@ def encode_entry(gram_size: int, sections: Sequence[tuple]) -> bytes:
 
 def decode_entry(blob: bytes, container=None) -> Entry:
     """Parse and verify one entry; :class:`IndexCorruptError` names ``container`` when bad."""
-    from prune_engine.ngram.reference import xxh64
-
     def fail(why: str):
         raise IndexCorruptError(f"n-gram index of container {container!r}: {why}", container)
 

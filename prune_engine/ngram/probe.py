@@ -36,8 +36,8 @@ import pyarrow as pa
 from prune_engine.errors import IndexCorruptError, NgramError
 from prune_engine.expr import like
 from prune_engine.ngram.directory import BAD_VERSION, OK, directory
+from prune_engine.ngram.format import gram_bytes, xxh64
 from prune_engine.ngram.pattern import dnf, equals_query, like_query, regex_query
-from prune_engine.ngram.reference import gram_bytes, xxh64
 
 
 def like_may_match(index: pa.Array, pattern: str, escape: str | None = None,

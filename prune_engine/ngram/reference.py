@@ -4,8 +4,8 @@ Tests compare every kernel with its twin here (same gram hashes, same bytes, sam
 the exact-set mode of this module is the "Python set" baseline of the benchmark (the design of
 the closed Paimon proposal: a set of grams per container, probed one container at a time).
 
->>> hex(xxh64(b"abc"))
-'0x44bc2cf5ad770999'
+Gram hashes are the format's (:func:`.format.xxh64` of :func:`.format.gram_bytes`).
+
 >>> sorted(grams("ab", 3))
 [(97, 98, 1114113), (1114112, 97, 98)]
 """
@@ -17,72 +17,13 @@ from typing import Iterable, Sequence
 
 from prune_engine.ngram.fold import fold_cp
 from prune_engine.ngram.format import (
-    END_BYTE, END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF, SALTS, START_BYTE,
-    START_MARK, bits_per_gram, decode_entry, encode_entry,
+    END_MARK, FOLD_LOWER, FOLD_NONE, KIND_EXACT, KIND_SBBF, SALTS, START_MARK, bits_per_gram,
+    decode_entry, encode_entry, gram_bytes, xxh64,
 )
-
-_M64 = (1 << 64) - 1
-_P1, _P2, _P3, _P4, _P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                           0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (64 - r))) & _M64
-
-
-def _round(acc: int, lane: int) -> int:
-    return (_rotl((acc + lane * _P2) & _M64, 31) * _P1) & _M64
-
-
-def xxh64(data: bytes) -> int:
-    """xxHash64 of ``data`` with seed 0 (the published algorithm, written out)."""
-    n = len(data)
-    p = 0
-    if n >= 32:
-        v = [(_P1 + _P2) & _M64, _P2, 0, (-_P1) & _M64]
-        while p + 32 <= n:
-            for i in range(4):
-                v[i] = _round(v[i], int.from_bytes(data[p + 8 * i:p + 8 * i + 8], "little"))
-            p += 32
-        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M64
-        for lane in v:
-            h = ((h ^ _round(0, lane)) * _P1 + _P4) & _M64
-    else:
-        h = _P5
-    h = (h + n) & _M64
-    while p + 8 <= n:
-        h ^= _round(0, int.from_bytes(data[p:p + 8], "little"))
-        h = (_rotl(h, 27) * _P1 + _P4) & _M64
-        p += 8
-    if p + 4 <= n:
-        h ^= (int.from_bytes(data[p:p + 4], "little") * _P1) & _M64
-        h = (_rotl(h, 23) * _P2 + _P3) & _M64
-        p += 4
-    while p < n:
-        h ^= (data[p] * _P5) & _M64
-        h = (_rotl(h, 11) * _P1) & _M64
-        p += 1
-    h ^= h >> 33
-    h = (h * _P2) & _M64
-    h ^= h >> 29
-    h = (h * _P3) & _M64
-    return h ^ (h >> 32)
-
-
-def gram_bytes(gram: Sequence[int]) -> bytes:
-    """The hashed form of a gram: UTF-8 of its code points, markers as one byte each."""
-    out = bytearray()
-    for cp in gram:
-        if cp == START_MARK:
-            out.append(START_BYTE)
-        elif cp == END_MARK:
-            out.append(END_BYTE)
-        else:
-            out += chr(cp).encode("utf-8", "surrogatepass")
-    return bytes(out)
 
 
 def gram_hash(gram: Sequence[int]) -> int:
+    """The hash of a gram (of code points), as the format defines it."""
     return xxh64(gram_bytes(gram))
 
 

@@ -19,9 +19,8 @@ from prune_engine.errors import IndexCorruptError
 from prune_engine.ngram.build import build_index
 from prune_engine.ngram.directory import BAD_VERSION, CORRUPT, OK, directory
 from prune_engine.ngram.format import (
-    KIND_EXACT, KIND_SBBF, TRAILER_BYTES, VERSION, decode_entry, encode_entry,
+    KIND_EXACT, KIND_SBBF, TRAILER_BYTES, VERSION, decode_entry, encode_entry, xxh64,
 )
-from prune_engine.ngram.reference import xxh64
 from tests.budget import examples
 
 VALUES = ["checkout", "home", "ab", ""] + [f"/cart/{i}" for i in range(200)]
