@@ -22,7 +22,9 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import TypeMismatchError
-from prune_engine.evaluate.domains import DAY_NS, EXACT_DECIMAL, TemporalDomain, date_value, domain_of, instant_ns
+from prune_engine.evaluate.domains import (
+    DAY_NS, EXACT_DECIMAL, TemporalDomain, date_value, domain_of, instant_ns, read_timestamp_text,
+)
 from prune_engine.expr import nodes as n
 
 NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.Column,
@@ -79,9 +81,10 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
     PostgreSQL agree); to an integer they must be whole; a timestamp must fall on its type's
     unit, and a date not within a microsecond of midnight (which rounding crosses). A fraction
     cast to an integer (DuckDB rounds, Spark truncates), a value beyond the target type (an
-    error, NULL or a wrap), and a double cast to a decimal scale it does not fall on (engines
-    round the binary value differently) give None. Text that is no value of ``to`` is a type
-    error.
+    error, NULL or a wrap), a double cast to a decimal scale it does not fall on (engines
+    round the binary value differently), and text with a zone offset cast to a date (engines
+    take the written date, not the date of the instant in UTC) give None. Text that is no
+    value of ``to`` is a type error.
 
     >>> cast_literal(n.Literal(decimal.Decimal("1.005")), pa.decimal128(6, 2)).value
     Decimal('1.01')
@@ -93,6 +96,8 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
         return n.Literal(None, to)
     try:
         if pa.types.is_date(to):
+            if isinstance(v, str) and lit.type is None and read_timestamp_text(v).offset_s:
+                return None  # engines take the written date, not the instant's date in UTC
             ns = instant_ns(v)
             if ns // DAY_NS != -(-ns // 1000) * 1000 // DAY_NS:
                 return None  # within a microsecond of midnight: engines that round to it differ
@@ -177,35 +182,69 @@ def orient_comparisons(e: n.Expr) -> n.Expr:
 
 
 # --- rule 3 ------------------------------------------------------------------------------
-def push_not(e: n.Expr, negate: bool = False) -> n.Expr:
+def push_not(e: n.Expr, negate: bool = False, leaf=None) -> n.Expr:
     """Negation normal form: push every ``NOT`` down to the predicates, by their SQL complements.
 
-    ``NOT (x < 5)`` is ``x >= 5`` (NULL for a NULL ``x`` either way); a bare boolean column
-    ``b`` is ``b = TRUE``; ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` are expanded
-    here, at the leaves, where widening is safe.
+    The one NOT push-down of the engine: the pruning runs it as a rule, the row filter through
+    :func:`prune_engine.scanning.rows.negation_normal_form`. ``NOT`` flips ``negate`` and
+    ``AND`` / ``OR`` follow De Morgan; every other node is a predicate, which
+    ``leaf(node, negate)`` rewrites (None leaves it to :func:`complement`). The pruning's leaf
+    rule is :func:`widen_leaf`: a bare boolean column ``b`` is ``b = TRUE``, and
+    ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` are expanded here, at the leaves,
+    where widening is safe.
 
     >>> str(push_not(n.Not(n.And((n.Column("b"), n.IsNull(n.Column("y")))))))
     'b = FALSE OR y IS NOT NULL'
+    >>> str(push_not(n.Not(n.Or((n.Column("b"), n.Column("c")))), leaf=lambda e, negate: None))
+    'b = FALSE AND c = FALSE'
     """
     if isinstance(e, n.Not):
-        return push_not(e.arg, not negate)
+        return push_not(e.arg, not negate, leaf)
     if isinstance(e, (n.And, n.Or)):
         flip = isinstance(e, n.And) == negate  # NOT over AND gives OR
-        parts = tuple(push_not(a, negate) for a in e.args)
+        parts = tuple(push_not(a, negate, leaf) for a in e.args)
         return n.Or(parts) if flip else n.And(parts)
+    out = (widen_leaf if leaf is None else leaf)(e, negate)
+    return complement(e, negate) if out is None else out
+
+
+def complement(e: n.Expr, negate: bool) -> n.Expr:
+    """The predicate ``e``, or (``negate``) its exact SQL complement, one level down: NULL
+    where ``e`` is NULL, as ``NOT e`` is. ``NOT (x < 5)`` is ``x >= 5``, ``NOT b`` is
+    ``b = FALSE``, ``NOT TRUE`` is FALSE (``NOT NULL`` is NULL); a function (unknown to the
+    rules) keeps its ``NOT``, as does anything without a complement of its own.
+
+    >>> [str(complement(n.Compare("<", n.Column("x"), n.Literal(5)), True)),
+    ...  str(complement(n.Column("b"), True)), str(complement(n.Func("f", ()), True))]
+    ['x >= 5', 'b = FALSE', 'NOT f()']
+    """
+    if not negate:
+        return e
+    if isinstance(e, n.Column):
+        return n.Compare("=", e, n.FALSE)
+    if isinstance(e, n.Literal):
+        return n.Literal(not e.value) if isinstance(e.value, bool) else e
+    if isinstance(e, n.Func):
+        return n.Not(e)
+    return e.invert()
+
+
+def widen_leaf(e: n.Expr, negate: bool) -> n.Expr | None:
+    """The pruning's leaf rule for :func:`push_not` (None: the exact :func:`complement`): a bare
+    boolean column is ``b = TRUE``, and ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM``
+    become comparisons, widened where their NULL cases are not known exactly
+    (:func:`may_be_null`).
+
+    >>> str(widen_leaf(n.IsBool(n.Column("b"), True), negate=True))
+    'b = FALSE OR b IS NULL'
+    """
     if isinstance(e, n.IsBool):
         return _expand_is_bool(e.arg, e.value, e.negated != negate)
     if isinstance(e, n.IsDistinct):
         return _expand_is_distinct(e.left, e.right, e.negated != negate)
-    if isinstance(e, n.Column):
-        return n.Compare("=", e, n.Literal(not negate))
-    if isinstance(e, n.Literal):
-        if negate and isinstance(e.value, bool):
-            return n.Literal(not e.value)
-        return e
-    if isinstance(e, n.Func) or not negate:
-        return n.Not(e) if negate else e
-    return e.invert()
+    if isinstance(e, n.Column) and not negate:
+        return n.Compare("=", e, n.TRUE)
+    return None
 
 
 def may_be_null(e: n.Expr) -> n.Expr:

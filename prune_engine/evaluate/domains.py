@@ -30,7 +30,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -290,7 +290,8 @@ class BoolDomain(Domain):
 # ------------------------------------------------------------------------------------------
 # dates and timestamps: all literals become exact UTC nanoseconds first
 
-_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+#: nanoseconds per unit of an Arrow timestamp
+UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 DAY_NS = 86_400 * 10**9
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _TS_RE = re.compile(
@@ -352,14 +353,34 @@ def date_value(days: int):
     return f"{1 - year:04d}-{month:02d}-{day:02d} (BC)"
 
 
-def parse_instant_ns(text: str) -> int:
-    """Parse an ISO date or timestamp (optional zone; none = UTC) to UTC epoch nanoseconds.
-    Years may have more than four digits, and DuckDB's ``(BC)`` may follow the date.
+class TimestampText(NamedTuple):
+    """Date or timestamp text as written (see :func:`read_timestamp_text`)."""
 
-    >>> parse_instant_ns("1970-01-01 00:00:01.5+01:00")
-    -3598500000000
-    >>> parse_instant_ns("0001-12-31 (BC) 23:59:59") == parse_instant_ns("0001-01-01") - 10**9
-    True
+    #: the written date, in days since 1970-01-01
+    days: int
+    #: the written time of day in nanoseconds; None when only a date was written
+    time_ns: int | None
+    #: the written zone's offset east of UTC in seconds; None when no zone was written
+    offset_s: int | None
+
+    @property
+    def utc_ns(self) -> int:
+        """The instant in UTC epoch nanoseconds (no zone written reads as UTC)."""
+        return self.days * DAY_NS + (self.time_ns or 0) - (self.offset_s or 0) * 10**9
+
+
+def read_timestamp_text(text: str) -> TimestampText:
+    """The one reader of date and timestamp text, for the pruning and the row filter alike.
+
+    ``YYYY-MM-DD``, where the year may have more than four digits and DuckDB's ``(BC)`` may
+    follow the date (``0001 (BC)`` is year 0); then optionally ``[ T]HH:MM[:SS[.f]]`` with up to
+    nine fraction digits (exact to the nanosecond); then optionally a zone: ``Z``, ``UTC``,
+    ``+HH``, ``+HHMM`` or ``+HH:MM`` (or ``-``). Anything else is a ValueError.
+
+    >>> read_timestamp_text("0044-03-15 (BC) 10:00:00.000000001+01:00")
+    TimestampText(days=-735160, time_ns=36000000000001, offset_s=3600)
+    >>> read_timestamp_text("12345-06-07")
+    TimestampText(days=3789548, time_ns=None, offset_s=None)
     """
     m = _TS_RE.match(text)
     if not m:
@@ -367,17 +388,34 @@ def parse_instant_ns(text: str) -> int:
     y, mo, d, bc, hh, mm, ss, frac, zone = m.groups()
     year = 1 - int(y) if bc else int(y)
     days = days_from_civil(year, int(mo), int(d))
-    if int(hh or 0) > 23 or int(mm or 0) > 59 or int(ss or 0) > 59:
-        raise ValueError(f"no such time of day: {text!r}")
-    ns = days * DAY_NS + (int(hh or 0) * 3600 + int(mm or 0) * 60 + int(ss or 0)) * 10**9
-    if frac:
-        ns += int(frac.ljust(9, "0"))
-    if zone and zone.upper() not in ("Z", "UTC"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        offset = int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60
-        ns -= sign * offset * 10**9
-    return ns
+    time_ns = None
+    if hh is not None:
+        if int(hh) > 23 or int(mm) > 59 or int(ss or 0) > 59:
+            raise ValueError(f"no such time of day: {text!r}")
+        time_ns = (int(hh) * 3600 + int(mm) * 60 + int(ss or 0)) * 10**9
+        if frac:
+            time_ns += int(frac.ljust(9, "0"))
+    offset_s = None
+    if zone:
+        offset_s = 0
+        if zone.upper() not in ("Z", "UTC"):
+            sign = -1 if zone[0] == "-" else 1
+            digits = zone[1:].replace(":", "")
+            offset_s = sign * (int(digits[:2]) * 3600 + int(digits[2:4] or 0) * 60)
+    return TimestampText(days, time_ns, offset_s)
+
+
+def parse_instant_ns(text: str) -> int:
+    """Parse an ISO date or timestamp (optional zone; none = UTC) to UTC epoch nanoseconds.
+    Years may have more than four digits, and DuckDB's ``(BC)`` may follow the date
+    (:func:`read_timestamp_text`).
+
+    >>> parse_instant_ns("1970-01-01 00:00:01.5+01:00")
+    -3598500000000
+    >>> parse_instant_ns("0001-12-31 (BC) 23:59:59") == parse_instant_ns("0001-01-01") - 10**9
+    True
+    """
+    return read_timestamp_text(text).utc_ns
 
 
 def instant_ns(value: Any) -> int:
@@ -386,7 +424,7 @@ def instant_ns(value: Any) -> int:
     if isinstance(value, pa.Scalar):
         t = value.type
         if pa.types.is_timestamp(t):
-            return value.value * _NS[t.unit]
+            return value.value * UNIT_NS[t.unit]
         if pa.types.is_date32(t):
             return value.value * DAY_NS
         if pa.types.is_date64(t):
@@ -413,7 +451,7 @@ class TemporalDomain(Domain):
         elif pa.types.is_date64(type_):
             self.dtype, self.unit_ns = np.dtype(np.int64), 10**6
         else:
-            self.dtype, self.unit_ns = np.dtype(np.int64), _NS[type_.unit]
+            self.dtype, self.unit_ns = np.dtype(np.int64), UNIT_NS[type_.unit]
         self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):

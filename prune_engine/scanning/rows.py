@@ -21,13 +21,18 @@ construct                row semantics (what pyarrow alone would get wrong)
 ``ILIKE``                ``lower(x) LIKE lower(pattern)``
 ``regexp_matches``       a search (RE2 syntax, as DuckDB)
 ``+ - *``, unary ``-``   exact (overflow is an error, not a wrap-around)
+date, timestamp text     read as the pruning reads it (years past 9999, ``(BC)``,
+                         zones, nanoseconds; no zone is UTC), as the type it is cast
+                         or compared to; text finer than that type's unit, or beyond
+                         its range, is an error (engines round, truncate or fail)
 =======================  =========================================================
 
 List and map elements. NOT is first pushed down to the predicates with their SQL complements
-(:func:`negation_normal_form`: ``NOT (x < 5)`` is ``x >= 5``), so that a predicate means the
-same however its NOT was written. Then a predicate whose column path steps into list or map
-elements (``orders.price``, ``attrs.key``) is an *existential* test: TRUE when some element
-makes it TRUE, FALSE otherwise (a NULL or empty list included), never NULL. Its SQL form is
+(:func:`negation_normal_form`: ``NOT (x < 5)`` is ``x >= 5``, also inside ``IS [NOT]
+TRUE/FALSE``), so that a predicate means the same however its NOT was written. Then a
+predicate whose column path steps into list or map elements (``orders.price``,
+``attrs.key``) is an *existential* test: TRUE when some element makes it TRUE, FALSE
+otherwise (a NULL or empty list included), never NULL. Its SQL form is
 ``EXISTS (SELECT 1 FROM UNNEST(orders) AS o WHERE o.price > 100)``; in DuckDB,
 ``len(list_filter(coalesce(orders, []), lambda o: o.price > 100)) > 0``. So
 ``NOT (orders.price > 100)`` is "some element has ``price <= 100``" (not "no element is above
@@ -63,7 +68,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine._arrow_types import is_list_type, is_string_type
+from prune_engine.compiler.rules import push_not
 from prune_engine.errors import PruneEngineError, ScanError, TypeMismatchError
+from prune_engine.evaluate.domains import UNIT_NS, TimestampText, read_timestamp_text
 from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
 from prune_engine.scanning.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
@@ -81,26 +88,37 @@ def negation_normal_form(e: n.Expr) -> n.Expr:
     (``NOT (x < 5)`` is ``x >= 5``, ``NOT b`` is ``b = FALSE``: both NULL for a NULL ``x`` or
     ``b``). Only ``NOT array_contains(...)`` and unknown functions keep their NOT.
 
+    The walk is the pruning's (:func:`~prune_engine.compiler.rules.push_not`); the predicates
+    whose complement differs here are :func:`row_leaf`'s.
+
     >>> str(negation_normal_form(n.Not(n.And((n.Compare("<", n.Column("x"), n.Literal(5)),
     ...     n.Column("b"))))))
     'x >= 5 OR b = FALSE'
     """
-    def go(node: n.Expr, negate: bool) -> n.Expr:
-        if isinstance(node, n.Not):
-            return go(node.arg, not negate)
-        if isinstance(node, (n.And, n.Or)):
-            args = tuple(go(a, negate) for a in node.args)
-            flip = isinstance(node, n.And) == negate
-            return n.Or(args) if flip else n.And(args)
-        if not negate:
-            return node
-        if isinstance(node, n.Column):
-            return n.Compare("=", node, n.FALSE)
-        if isinstance(node, n.Func) and node.name in (IN, NOT_IN):
-            return n.Func(NOT_IN if node.name == IN else IN, node.args)
-        return node.invert()
+    return push_not(e, leaf=row_leaf)
 
-    return go(e, False)
+
+def row_leaf(e: n.Expr, negate: bool) -> n.Expr | None:
+    """The row filter's leaf rule for :func:`~prune_engine.compiler.rules.push_not`, where it
+    differs from the pruning's (None: the shared exact complement). The row filter must be
+    exact, so ``IS [NOT] TRUE/FALSE`` and ``IS [NOT] DISTINCT FROM`` flip their flag instead of
+    being widened, with the NOTs inside the tested predicate pushed down too; a bare boolean
+    column stays one (its type is checked when bound); and ``x IN (y, ...)`` (items that are
+    not all literals) negates to ``x NOT IN (y, ...)``, an existential test over list elements
+    like every other predicate (``NOT (orders.p IN (id, 1))`` is "some element is neither").
+
+    >>> str(row_leaf(n.IsBool(n.Not(n.Column("b")), True), negate=True))
+    '(b = FALSE) IS NOT TRUE'
+    """
+    if isinstance(e, n.IsBool):
+        return n.IsBool(negation_normal_form(e.arg), e.value, e.negated != negate)
+    if isinstance(e, n.IsDistinct):
+        return n.IsDistinct(e.left, e.right, e.negated != negate)
+    if isinstance(e, n.Column) and not negate:
+        return e
+    if isinstance(e, n.Func) and e.name in (IN, NOT_IN) and negate:
+        return n.Func(NOT_IN if e.name == IN else IN, e.args)
+    return None
 
 
 _ATOMS = (n.Compare, n.IsNull, n.IsDistinct, n.InList, n.Like, n.RegexpLike, n.Column,
@@ -530,13 +548,40 @@ def _is_int(t) -> bool:
     return pa.types.is_integer(t)
 
 
-def _parse_timestamp(text: str, e: n.Expr) -> _dt.datetime:
+_TIMESTAMP_FORM = "YYYY-MM-DD[ (BC)][ HH:MM[:SS[.fffffffff]]][Z|UTC|+HH[:MM]]"
+
+
+def _read_text(text: str, e: n.Expr, what: str, form: str) -> TimestampText:
     try:
-        value = _dt.datetime.fromisoformat(text.strip())
+        return read_timestamp_text(text)
     except ValueError:
-        raise ScanError(f"{e}: {text!r} is not a timestamp (YYYY-MM-DD[ HH:MM:SS[.ffffff]]"
-                        "[+HH:MM])") from None
-    return _utc(value)
+        raise ScanError(f"{e}: {text!r} is not a {what} ({form})") from None
+
+
+def _timestamp_scalar(text: str, unit: str, e: n.Expr) -> pa.Scalar:
+    """Timestamp text, read as the pruning reads it
+    (:func:`~prune_engine.evaluate.domains.read_timestamp_text`: no zone is UTC), as a UTC
+    timestamp of ``unit``, exactly. Text between two values of the unit is an error, since
+    engines round it (DuckDB's TIMESTAMP_S and _MS) or truncate it (DuckDB's TIMESTAMP, Spark),
+    and so is text beyond the unit's range (engines fail)."""
+    ns = _read_text(text, e, "timestamp", _TIMESTAMP_FORM).utc_ns
+    value, finer = divmod(ns, UNIT_NS[unit])
+    if finer:
+        raise ScanError(f"{e}: {text!r} is finer than timestamp[{unit}], and engines round "
+                        "or truncate it differently: write it to the column's precision")
+    if not -(2**63) <= value < 2**63:
+        raise ScanError(f"{e}: {text!r} is beyond the range of timestamp[{unit}]")
+    return pa.scalar(value, pa.timestamp(unit, "UTC"))
+
+
+def _date_scalar(text: str, e: n.Expr) -> pa.Scalar:
+    """Date text (``YYYY-MM-DD``, years past 9999 and DuckDB's ``(BC)`` too) as a date32."""
+    written = _read_text(text, e, "date", "YYYY-MM-DD[ (BC)]")
+    if written.time_ns is not None or written.offset_s is not None:
+        raise ScanError(f"{e}: {text!r} is not a date (YYYY-MM-DD[ (BC)])")
+    if not -(2**31) <= written.days < 2**31:
+        raise ScanError(f"{e}: {text!r} is beyond the range of date32")
+    return pa.scalar(written.days, pa.date32())
 
 
 def _utc(value: _dt.datetime) -> _dt.datetime:
@@ -544,13 +589,6 @@ def _utc(value: _dt.datetime) -> _dt.datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=_dt.timezone.utc)
     return value.astimezone(_dt.timezone.utc)
-
-
-def _parse_date(text: str, e: n.Expr) -> _dt.date:
-    try:
-        return _dt.date.fromisoformat(text.strip())
-    except ValueError:
-        raise ScanError(f"{e}: {text!r} is not a date (YYYY-MM-DD)") from None
 
 
 def _int_scalar(value: int) -> pa.Scalar:
@@ -565,6 +603,8 @@ def _scalar_for(lit: Lit, t: pa.DataType, e: n.Expr) -> pa.Scalar:
     """The literal as a scalar to meet a value of type ``t`` (the rules of the module doc)."""
     v = lit.value
     if lit.type is not None:
+        if isinstance(v, str) and (pa.types.is_date(lit.type) or pa.types.is_timestamp(lit.type)):
+            return _cast_literal(lit, lit.type, e)  # the text of a typed literal
         try:
             return pa.scalar(v, lit.type)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as err:
@@ -598,9 +638,9 @@ def _scalar_for(lit: Lit, t: pa.DataType, e: n.Expr) -> pa.Scalar:
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
             return pa.scalar(v.encode(), pa.binary())
         if pa.types.is_date(t):
-            return pa.scalar(_parse_date(v, e), pa.date32())
-        if pa.types.is_timestamp(t):
-            return pa.scalar(_parse_timestamp(v, e), pa.timestamp("us", "UTC"))
+            return _date_scalar(v, e)
+        if pa.types.is_timestamp(t):  # engines cast the text to the column's type
+            return _timestamp_scalar(v, t.unit, e)
         raise mismatch
     if isinstance(v, bytes):
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
@@ -796,12 +836,12 @@ def _cast_literal(lit: Lit, to: pa.DataType, e: n.Cast) -> pa.Scalar | Lit:
     v = lit.value
     if v is None:
         return pa.scalar(None, to)
+    if isinstance(v, str) and pa.types.is_date(to):
+        return _date_scalar(v, e).cast(to)
+    if isinstance(v, str) and pa.types.is_timestamp(to):
+        return _timestamp_scalar(v, to.unit, e)
     try:
         if isinstance(v, str):
-            if pa.types.is_date(to):
-                return pa.scalar(_parse_date(v, e), to)
-            if pa.types.is_timestamp(to):
-                return pa.scalar(_parse_timestamp(v, e), pa.timestamp(to.unit, "UTC"))
             if pa.types.is_string(to) or pa.types.is_large_string(to):
                 return pa.scalar(v, to)
             if pa.types.is_binary(to):

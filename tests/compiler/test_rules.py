@@ -45,6 +45,11 @@ def test_fold_literal_casts(text, expected):
      "DuckDB rounds to the next microsecond: the next day"),
     ("t = TIMESTAMP_S '2000-01-01 00:00:00.7'", "t = CAST('2000-01-01 00:00:00.7' AS TIMESTAMP_S)",
      "finer than its type: DuckDB rounds, others truncate"),
+    ("d = CAST('2024-01-02 00:30+01:00' AS DATE)", "d = CAST('2024-01-02 00:30+01:00' AS DATE)",
+     "engines take the written date (2024-01-02), not the instant's date in UTC (2024-01-01)"),
+    ("d = CAST('2024-01-02 23:30Z' AS DATE)", "d = DATE '2024-01-02'", "UTC: the same date"),
+    ("d = CAST(TIMESTAMPTZ '2024-01-02 00:30+01:00' AS DATE)", "d = DATE '2024-01-01'",
+     "a TIMESTAMPTZ's date is the instant's, in the session zone (UTC)"),
 ])
 def test_literal_casts_are_exact_or_stay_unknown(text, expected, why):
     assert sql_of(rules.fold_literal_casts, text) == expected, why
@@ -96,6 +101,41 @@ def test_orient_comparisons(text, expected):
 ])
 def test_push_not(text, expected):
     assert sql_of(rules.push_not, text) == expected
+
+
+@pytest.mark.parametrize("text, negate, expected", [
+    ("x < 5", True, "x >= 5"),
+    ("x < 5", False, "x < 5"),
+    ("b", True, "b = FALSE"),
+    ("b", False, "b"),
+    ("TRUE", True, "FALSE"),
+    ("NULL", True, "NULL"),
+    ("x IS NULL", True, "x IS NOT NULL"),
+    ("x IN (1, NULL)", True, "x NOT IN (1, NULL)"),
+    ("s LIKE 'a%'", True, "s NOT LIKE 'a%'"),
+    ("regexp_matches(s, 'a')", True, "NOT regexp_matches(s, 'a')"),
+    ("isnan(f)", True, "NOT isnan(f)"),
+    ("b IS TRUE", True, "b IS NOT TRUE"),
+    ("x IS DISTINCT FROM y", True, "x IS NOT DISTINCT FROM y"),
+    ("my_udf(x)", True, "NOT my_udf(x)"),
+])
+def test_complement_is_exact_and_one_level(text, negate, expected):
+    assert str(rules.complement(parse_sql(text), negate)) == expected
+
+
+def test_push_not_takes_a_leaf_rule():
+    """The walk is shared: a leaf rule sees each predicate with its polarity; None leaves it
+    to the exact complement (the row filter's rule is ``scanning.rows.row_leaf``)."""
+    seen = []
+
+    def leaf(e, negate):
+        seen.append((str(e), negate))
+        return n.Func("kept", (e,)) if isinstance(e, n.IsBool) else None
+
+    x5, b_true, y_null = parse_sql("x < 5"), parse_sql("b IS TRUE"), parse_sql("y IS NULL")
+    out = rules.push_not(n.Not(n.Or((n.And((x5, n.Not(b_true))), y_null))), leaf=leaf)
+    assert str(out) == "(x >= 5 OR kept(b IS TRUE)) AND y IS NOT NULL"
+    assert seen == [("x < 5", True), ("b IS TRUE", False), ("y IS NULL", True)]
 
 
 @pytest.mark.parametrize("text, expected", [
