@@ -21,7 +21,7 @@ from prune_engine.compiler.bind import StatsSchema
 from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (
-    ArrowDomain, Coerced, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of,
+    ArrowDomain, Coerced, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of, read_text_as,
 )
 from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind, zoned
 from prune_engine.expr import like as likes
@@ -399,8 +399,16 @@ class Lowering:
 def coerce_literal(d, lit: n.Literal):
     """Where ``lit`` falls in domain ``d``. Untyped text is cast by engines to the column's
     type, which rounds (DuckDB: ``'12.5'`` is 13 for a BIGINT, ``'00:00:00.7'`` is ``00:00:01``
-    for TIMESTAMP_S) or truncates (DATE, Spark): text between two values may mean either."""
-    co = d.coerce(lit.value)
+    for TIMESTAMP_S) or truncates (DATE, Spark): text between two values may mean either. A
+    zone written in timestamp text counts only where the text is read as a zoned timestamp
+    (:func:`~prune_engine.evaluate.domains.read_text_as`)."""
+    value = lit.value
+    if isinstance(value, str) and isinstance(d, TemporalDomain):
+        try:
+            value = read_text_as(value, lit.type, d.type)
+        except ValueError:
+            pass  # no date or timestamp: the domain's coerce says so
+    co = d.coerce(value)
     if co.kind == "between" and lit.type is None and isinstance(lit.value, str):
         return Coerced("fuzzy", co.lo, co.hi)
     if (lit.type is not None and pa.types.is_float32(lit.type) and co.kind in ("exact", "between", "fuzzy")

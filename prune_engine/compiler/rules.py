@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from prune_engine.errors import TypeMismatchError
 from prune_engine.evaluate.domains import (
-    DAY_NS, EXACT_DECIMAL, TemporalDomain, date_value, domain_of, instant_ns, read_timestamp_text,
+    DAY_NS, EXACT_DECIMAL, TemporalDomain, date_value, domain_of, instant_ns, read_text_as,
 )
 from prune_engine.expr import nodes as n
 
@@ -82,9 +82,10 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
     unit, and a date not within a microsecond of midnight (which rounding crosses). A fraction
     cast to an integer (DuckDB rounds, Spark truncates), a value beyond the target type (an
     error, NULL or a wrap), a double cast to a decimal scale it does not fall on (engines
-    round the binary value differently), and text with a zone offset cast to a date (engines
-    take the written date, not the date of the instant in UTC) give None. Text that is no
-    value of ``to`` is a type error.
+    round the binary value differently) give None. Text that is no value of ``to`` is a type
+    error; a zone written in it counts only where it is read as a zoned timestamp
+    (:func:`~prune_engine.evaluate.domains.read_text_as`: ``CAST('2024-03-05 00:30+01:00' AS
+    DATE)`` is 2024-03-05).
 
     >>> cast_literal(n.Literal(decimal.Decimal("1.005")), pa.decimal128(6, 2)).value
     Decimal('1.01')
@@ -96,9 +97,7 @@ def cast_literal(lit: n.Literal, to: pa.DataType) -> n.Literal | None:
         return n.Literal(None, to)
     try:
         if pa.types.is_date(to):
-            if isinstance(v, str) and lit.type is None and read_timestamp_text(v).offset_s:
-                return None  # engines take the written date, not the instant's date in UTC
-            ns = instant_ns(v)
+            ns = instant_ns(read_text_as(v, lit.type, to) if isinstance(v, str) else v)
             if ns // DAY_NS != -(-ns // 1000) * 1000 // DAY_NS:
                 return None  # within a microsecond of midnight: engines that round to it differ
             return n.Literal(date_value(ns // DAY_NS), to)

@@ -368,6 +368,19 @@ class TimestampText(NamedTuple):
         """The instant in UTC epoch nanoseconds (no zone written reads as UTC)."""
         return self.days * DAY_NS + (self.time_ns or 0) - (self.offset_s or 0) * 10**9
 
+    def read_as(self, type_: pa.DataType | None) -> "TimestampText":
+        """The text as a value of ``type_`` reads it: a zoned timestamp keeps the written zone
+        (the instant), a zone-less timestamp or a date drops it, as DuckDB, PostgreSQL and
+        Spark do (``CAST('2024-01-01 10:00+01:00' AS TIMESTAMP)`` is 10:00).
+
+        >>> read_timestamp_text("2024-01-01 10:00+01:00").read_as(pa.timestamp("us")).offset_s
+        >>> read_timestamp_text("2024-01-01 10:00+01:00").read_as(pa.timestamp("us", "UTC")).offset_s
+        3600
+        """
+        if type_ is not None and pa.types.is_timestamp(type_) and type_.tz is not None:
+            return self
+        return self._replace(offset_s=None)
+
 
 def read_timestamp_text(text: str) -> TimestampText:
     """The one reader of date and timestamp text, for the pruning and the row filter alike.
@@ -405,6 +418,24 @@ def read_timestamp_text(text: str) -> TimestampText:
     return TimestampText(days, time_ns, offset_s)
 
 
+def read_text_as(text: str | TimestampText, literal_type: pa.DataType | None,
+                 target_type: pa.DataType) -> TimestampText:
+    """The text (or the text already read) of a literal typed ``literal_type`` (None: untyped) that meets a value of
+    ``target_type`` (a column's type, or a cast's): read as the literal's own type when that is
+    a date or timestamp (``TIMESTAMPTZ '...'``), else as the target's, to which engines cast
+    untyped text (:meth:`TimestampText.read_as`). A ValueError for text that is no date or
+    timestamp.
+
+    >>> read_text_as("2024-01-01 10:00+01:00", None, pa.timestamp("us")).utc_ns % DAY_NS // 3600_000_000_000
+    10
+    >>> read_text_as("2024-01-01 10:00+01:00", pa.timestamp("us", "UTC"), pa.date32()).utc_ns % DAY_NS // 3600_000_000_000
+    9
+    """
+    own = literal_type is not None and (pa.types.is_timestamp(literal_type) or pa.types.is_date(literal_type))
+    written = text if isinstance(text, TimestampText) else read_timestamp_text(text)
+    return written.read_as(literal_type if own else target_type)
+
+
 def parse_instant_ns(text: str) -> int:
     """Parse an ISO date or timestamp (optional zone; none = UTC) to UTC epoch nanoseconds.
     Years may have more than four digits, and DuckDB's ``(BC)`` may follow the date
@@ -419,8 +450,8 @@ def parse_instant_ns(text: str) -> int:
 
 
 def instant_ns(value: Any) -> int:
-    """A date/timestamp literal (date, datetime, ISO text, Arrow scalar) as UTC nanoseconds;
-    a value without a zone is read as UTC."""
+    """A date/timestamp literal (date, datetime, ISO text, text already read, Arrow scalar) as
+    UTC nanoseconds; a value without a zone is read as UTC."""
     if isinstance(value, pa.Scalar):
         t = value.type
         if pa.types.is_timestamp(t):
@@ -438,6 +469,8 @@ def instant_ns(value: Any) -> int:
         return (value - _dt.date(1970, 1, 1)).days * DAY_NS
     if isinstance(value, str):
         return parse_instant_ns(value)
+    if isinstance(value, TimestampText):
+        return value.utc_ns
     raise TypeError(value)
 
 

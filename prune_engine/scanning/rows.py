@@ -70,7 +70,7 @@ import pyarrow.compute as pc
 from prune_engine._arrow_types import is_list_type, is_string_type
 from prune_engine.compiler.rules import push_not
 from prune_engine.errors import PruneEngineError, ScanError, TypeMismatchError
-from prune_engine.evaluate.domains import UNIT_NS, TimestampText, read_timestamp_text
+from prune_engine.evaluate.domains import UNIT_NS, TimestampText, read_text_as, read_timestamp_text
 from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
 from prune_engine.scanning.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
@@ -558,13 +558,16 @@ def _read_text(text: str, e: n.Expr, what: str, form: str) -> TimestampText:
         raise ScanError(f"{e}: {text!r} is not a {what} ({form})") from None
 
 
-def _timestamp_scalar(text: str, unit: str, e: n.Expr) -> pa.Scalar:
-    """Timestamp text, read as the pruning reads it
-    (:func:`~prune_engine.evaluate.domains.read_timestamp_text`: no zone is UTC), as a UTC
-    timestamp of ``unit``, exactly. Text between two values of the unit is an error, since
+def _timestamp_scalar(text: str, lit_type: pa.DataType | None, to: pa.DataType, e: n.Expr
+                      ) -> pa.Scalar:
+    """Timestamp text of a literal typed ``lit_type`` (None: untyped) meeting type ``to``, read
+    as the pruning reads it (:func:`~prune_engine.evaluate.domains.read_text_as`: no zone is
+    UTC, a zone counts where the text is read as a zoned timestamp), as a UTC timestamp of
+    ``to``'s unit, exactly. Text between two values of the unit is an error, since
     engines round it (DuckDB's TIMESTAMP_S and _MS) or truncate it (DuckDB's TIMESTAMP, Spark),
     and so is text beyond the unit's range (engines fail)."""
-    ns = _read_text(text, e, "timestamp", _TIMESTAMP_FORM).utc_ns
+    unit = to.unit
+    ns = read_text_as(_read_text(text, e, "timestamp", _TIMESTAMP_FORM), lit_type, to).utc_ns
     value, finer = divmod(ns, UNIT_NS[unit])
     if finer:
         raise ScanError(f"{e}: {text!r} is finer than timestamp[{unit}], and engines round "
@@ -640,7 +643,7 @@ def _scalar_for(lit: Lit, t: pa.DataType, e: n.Expr) -> pa.Scalar:
         if pa.types.is_date(t):
             return _date_scalar(v, e)
         if pa.types.is_timestamp(t):  # engines cast the text to the column's type
-            return _timestamp_scalar(v, t.unit, e)
+            return _timestamp_scalar(v, None, t, e)
         raise mismatch
     if isinstance(v, bytes):
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
@@ -839,7 +842,7 @@ def _cast_literal(lit: Lit, to: pa.DataType, e: n.Cast) -> pa.Scalar | Lit:
     if isinstance(v, str) and pa.types.is_date(to):
         return _date_scalar(v, e).cast(to)
     if isinstance(v, str) and pa.types.is_timestamp(to):
-        return _timestamp_scalar(v, to.unit, e)
+        return _timestamp_scalar(v, lit.type, to, e)
     try:
         if isinstance(v, str):
             if pa.types.is_string(to) or pa.types.is_large_string(to):

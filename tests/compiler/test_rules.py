@@ -45,7 +45,7 @@ def test_fold_literal_casts(text, expected):
      "DuckDB rounds to the next microsecond: the next day"),
     ("t = TIMESTAMP_S '2000-01-01 00:00:00.7'", "t = CAST('2000-01-01 00:00:00.7' AS TIMESTAMP_S)",
      "finer than its type: DuckDB rounds, others truncate"),
-    ("d = CAST('2024-01-02 00:30+01:00' AS DATE)", "d = CAST('2024-01-02 00:30+01:00' AS DATE)",
+    ("d = CAST('2024-01-02 00:30+01:00' AS DATE)", "d = DATE '2024-01-02'",
      "engines take the written date (2024-01-02), not the instant's date in UTC (2024-01-01)"),
     ("d = CAST('2024-01-02 23:30Z' AS DATE)", "d = DATE '2024-01-02'", "UTC: the same date"),
     ("d = CAST(TIMESTAMPTZ '2024-01-02 00:30+01:00' AS DATE)", "d = DATE '2024-01-01'",
