@@ -76,7 +76,9 @@ def rewrite(e: n.Expr, rows: RowFilter, leaves: dict, prefix: str
             return OPAQUE
         mapping = {}
         for c in columns:
-            fp = rows.bound[c]
+            fp = rows.bound.get(c)
+            if fp is None:
+                return OPAQUE  # a list named by array_contains inside a compound test (IS TRUE)
             element = leaves.get(fp.names)
             if element is None or element != fp.through_elements:
                 return OPAQUE  # the statistics do not describe it (as this kind of column)

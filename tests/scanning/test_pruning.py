@@ -65,6 +65,7 @@ def test_nested_predicates_prune(lake, where, kept):
 @pytest.mark.parametrize("where", [
     "orders.qty > 250", "orders.qty < 105 AND orders.qty > 103", "NOT (orders.qty >= 200)",
     "attrs.key = 'k1' OR orders.sku = 's0'", "array_contains(tags, 't3') AND user.age > 305",
+    "(user.age > 305 OR array_contains(tags, 't3')) IS NOT FALSE", "array_contains(tags, 't3') IS TRUE",
 ])
 def test_pruned_scan_equals_the_unpruned_filter(lake, where):
     path, table, stats = lake
