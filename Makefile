@@ -45,8 +45,8 @@ test-latest:
 	.venv-latest/bin/uv pip list --python .venv-latest/bin/python
 	.venv-latest/bin/python $(PYTEST_ALL)
 
-# the floors pyproject declares for the library, its spark extra and the oracle's DuckDB
-# (requirements/floors.py pins them)
+# the floors pyproject declares for the library, its spark, delta and iceberg extras and the
+# oracle's DuckDB (requirements/floors.py pins them)
 test-oldest:
 	$(call make_venv,.venv-oldest)
 	$(PYTHON) requirements/floors.py > .venv-oldest/floors.txt

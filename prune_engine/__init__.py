@@ -43,6 +43,7 @@ __all__ = [
     "scan", "scan_batches",
     # statistics
     "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
+    "stats_from_delta", "stats_from_iceberg",
     # errors
     "PruneEngineError", "SqlParseError", "UnknownColumnError", "TypeMismatchError",
     "StatsError", "IndexCorruptError", "PatternError", "NgramError", "ColumnPathError",
@@ -55,6 +56,8 @@ _LAZY = {
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",
     "read_stats": "prune_engine.stats.io",
+    "stats_from_delta": "prune_engine.stats.delta",
+    "stats_from_iceberg": "prune_engine.stats.iceberg",
     "scan": "prune_engine.scanning.api",
     "scan_batches": "prune_engine.scanning.api",
 }

@@ -112,9 +112,11 @@ def read_footers(files: list[SourceFile], columns, filesystem, threads: int | No
 # ------------------------------------------------------------------------------ assembling
 
 
-def _partition_stats(name: str, values: pa.Array, known: np.ndarray,
-                     num_records: np.ndarray) -> LeafStats:
-    """Exact ``min = max`` statistics of a partition column; null count all or nothing."""
+def partition_stats(name: str, values: pa.Array, known: np.ndarray,
+                    num_records: np.ndarray) -> LeafStats:
+    """Exact ``min = max`` statistics of a partition column (every row of a container holds
+    its partition value); the null count is all or nothing, unknown where ``known`` is False.
+    Partitions from folders and from a table format's log alike."""
     is_null = np.asarray(values.is_null().to_numpy(zero_copy_only=False))
     nulls = np.where(is_null, num_records, 0)
     field = pa.field(name, values.type)
@@ -144,7 +146,7 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
     take = pa.array(per_container)
     for name, values in parts.items():
         if name not in data_names:
-            top.append(_partition_stats(name, values.take(take), known[name][per_container],
+            top.append(partition_stats(name, values.take(take), known[name][per_container],
                                         num_records))
     extra = {}
     if parts:
