@@ -62,13 +62,44 @@ def _stats(args) -> None:
     import prune_engine as pe
 
     started = time.perf_counter()
-    stats = pe.collect_stats(args.source, granularity=args.granularity, ngram=args.ngram,
-                             threads=args.threads)
+    table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
+    if table_format and (args.ngram or args.granularity == "row_group" or args.threads):
+        raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
+                           "from the table's metadata: it takes --granularity file, and no "
+                           "--ngram or --threads")
+    if args.version is not None and not args.delta:
+        raise CommandError("--version is a Delta table's version: it needs --delta")
+    if args.delta:
+        stats = pe.stats_from_delta(args.source, version=args.version)
+    elif args.iceberg:
+        stats = pe.stats_from_iceberg(_iceberg_catalog(args.iceberg), args.source)
+    else:
+        stats = pe.collect_stats(args.source, granularity=args.granularity, ngram=args.ngram,
+                                 threads=args.threads)
     stats.save(args.output)
+    took = f"{time.perf_counter() - started:.2f} s"
+    if table_format:
+        print(f"{stats.num_rows} containers (files) from the {table_format} in {took}, "
+              f"saved to {args.output}")
+        return
     files = len(stats.metadata.get("files") or {})
     noun = "row groups" if args.granularity == "row_group" else "files"
-    print(f"{stats.num_rows} containers ({noun}) of {files} files in "
-          f"{time.perf_counter() - started:.2f} s, saved to {args.output}")
+    print(f"{stats.num_rows} containers ({noun}) of {files} files in {took}, saved to {args.output}")
+
+
+def _iceberg_catalog(name: str):
+    """The PyIceberg catalog ``name``, configured as PyIceberg reads it (``~/.pyiceberg.yaml``
+    or ``PYICEBERG_CATALOG__<NAME>__<PROPERTY>`` variables)."""
+    from prune_engine.errors import StatsError
+
+    try:
+        from pyiceberg.catalog import load_catalog
+    except ImportError:
+        raise StatsError("--iceberg needs PyIceberg: pip install 'prune_engine[iceberg]'") from None
+    try:
+        return load_catalog(name)
+    except (ValueError, KeyError, NotImplementedError) as err:
+        raise StatsError(f"cannot load the Iceberg catalog {name!r}: {err}") from None
 
 
 # ------------------------------------------------------------------------------ prune
@@ -320,10 +351,12 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
     p = _command(sub, "stats", "collect the statistics of a Parquet lake and save them",
                  "  prune-engine stats lake/ -o stats.parquet --granularity row_group "
                  "--ngram url\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
-                 "march.parquet --granularity file", _stats)
+                 "march.parquet --granularity file\n  prune-engine stats warehouse/events -o "
+                 "events.parquet --granularity file --delta\n  prune-engine stats db.events -o "
+                 "events.parquet --granularity file --iceberg prod", _stats)
     p.add_argument("source", metavar="SOURCE",
                    help="a Parquet file, a directory (Hive key=value folders are partitions) "
-                        "or a glob")
+                        "or a glob; with --delta a Delta table, with --iceberg a table name")
     p.add_argument("-o", "--output", required=True, metavar="STATS",
                    help="the statistics file to write (Parquet)")
     p.add_argument("--granularity", choices=("row_group", "file"), default="row_group",
@@ -332,6 +365,14 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                    help="string columns to index for LIKE '%%...%%' (reads their data)")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="footer-reading threads (default: one per core)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--delta", action="store_true",
+                        help="SOURCE is a Delta table: per-file statistics from its log")
+    source.add_argument("--iceberg", metavar="CATALOG",
+                        help="SOURCE is an Iceberg table's name in this PyIceberg catalog: "
+                             "per-file statistics from its manifests")
+    p.add_argument("--version", type=_count, metavar="N",
+                   help="with --delta: the table version (default: the latest)")
 
     p = _command(sub, "prune", "the containers and files a predicate keeps",
                  "  prune-engine prune stats.parquet \"country = 'IS' AND amount > 900\"\n"

@@ -77,6 +77,54 @@ def test_stats_saves_what_collect_stats_returns(lake, stats_file, capsys):
     assert by_file.column("row_group").null_count == 6, "file granularity: no row groups"
 
 
+def test_stats_of_a_delta_table(tmp_path, capsys):
+    from deltalake import write_deltalake
+
+    root = tmp_path / "delta"
+    write_deltalake(str(root), pa.table({"x": [1, 5], "p": ["a", "a"]}), partition_by=["p"])
+    write_deltalake(str(root), pa.table({"x": [7, 9], "p": ["b", "b"]}), mode="append",
+                    partition_by=["p"])
+    for version, files in ((None, 2), (0, 1)):
+        out_file = tmp_path / f"delta_{version}.parquet"
+        argv = ["stats", root, "-o", out_file, "--granularity", "file", "--delta"]
+        code, out, err = run(capsys, *argv, *(["--version", version] if version is not None else []))
+        assert code == 0 and err == "", err
+        assert out.startswith(f"{files} containers (files) from the Delta log in "), out
+        expected = pe.stats_from_delta(str(root), version=version)
+        assert pe.read_stats(out_file).table.equals(expected.table)
+    saved = pe.read_stats(tmp_path / "delta_None.parquet")
+    assert pe.prune(saved, "x > 6").to_pylist() == ["p=b" in p for p in saved.column("path").to_pylist()]
+
+
+def test_stats_of_an_iceberg_table(tmp_path):
+    """The catalog is configured as PyIceberg reads it, by environment variables (read when
+    PyIceberg is first imported: so in a process of its own)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    uri, warehouse = f"sqlite:///{tmp_path}/c.db", f"file://{tmp_path}"
+    catalog = SqlCatalog("lake", uri=uri, warehouse=warehouse)
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.t", schema=pa.schema([("x", pa.int64())]))
+    table.append(pa.table({"x": [1, 5]}))
+    table.append(pa.table({"x": [7, 9]}))
+    env = dict(os.environ, PYICEBERG_CATALOG__LAKE__TYPE="sql", PYICEBERG_CATALOG__LAKE__URI=uri,
+               PYICEBERG_CATALOG__LAKE__WAREHOUSE=warehouse)
+    out_file = tmp_path / "iceberg.parquet"
+    done = subprocess.run([sys.executable, "-m", "prune_engine.cli", "stats", "db.t", "-o",
+                           str(out_file), "--granularity", "file", "--iceberg", "lake"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.startswith("2 containers (files) from the Iceberg manifests in ")
+    saved = pe.read_stats(out_file)
+    assert saved.table.equals(pe.stats_from_iceberg(catalog, "db.t").table)
+    assert pe.prune(saved, "x > 6").to_pylist() == [False, True]
+    missing = subprocess.run([sys.executable, "-m", "prune_engine.cli", "stats", "db.nope", "-o",
+                              str(out_file), "--granularity", "file", "--iceberg", "lake"],
+                             env=env, capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1, missing.stderr
+    assert "db.nope" in missing.stderr
+
+
 # ------------------------------------------------------------------------------ prune
 
 
@@ -233,13 +281,20 @@ def _errors(lake, stats_file, tmp_path):
         "unknown path": (["scan", lake, "--columns", "client.nope", "-o",
                           tmp_path / "o.parquet"], "client.nope"),
         "no command": ([], "required: COMMAND"),
+        "delta by row group": (["stats", lake, "-o", tmp_path / "s.parquet", "--delta"],
+                               "it takes --granularity file"),
+        "version without delta": (["stats", lake, "-o", tmp_path / "s.parquet", "--granularity",
+                                   "file", "--version", "1"], "--version is a Delta table's"),
+        "not a delta table": (["stats", lake, "-o", tmp_path / "s.parquet", "--granularity",
+                               "file", "--delta"], "Delta"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing source", "bad SQL", "unknown column",
                                   "type mismatch", "corrupt stats", "not stats",
                                   "missing stats", "bad format", "bad threads", "unknown path",
-                                  "no command"])
+                                  "no command", "delta by row group", "version without delta",
+                                  "not a delta table"])
 def test_errors_are_one_line_exit_2(lake, stats_file, tmp_path, capsys, case):
     argv, needle = _errors(lake, stats_file, tmp_path)[case]
     code, out, err = run(capsys, *argv)
