@@ -275,6 +275,34 @@ def _field_stats(field: pa.Field, mins, maxs, nulls, n: int, cut_at: int) -> Lea
                      _as_type(nulls, pa.int64(), n))
 
 
+def _partition_values(raw: pa.Array | None, typ: pa.DataType, n: int
+                      ) -> tuple[pa.Array, np.ndarray]:
+    """A partition column's values as ``typ``, and where they are known: a value the log has
+    but that does not read as ``typ`` (or a column the log lacks) is unknown, not a null
+    partition, which would claim that every row of the file is NULL.
+
+    >>> values, known = _partition_values(pa.array(["2024-01-02", "x", None]), pa.date32(), 3)
+    >>> values.to_pylist()[0], known.tolist()
+    (datetime.date(2024, 1, 2), [True, False, True])
+    """
+    if raw is None:
+        return pa.nulls(n, typ), np.zeros(n, bool)
+    was_null = np.asarray(raw.is_null().to_numpy(zero_copy_only=False))
+    try:
+        values = raw if raw.type == typ else raw.cast(typ)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):  # value by value
+        values = pa.array([_cast_one(v, typ) for v in raw.to_pylist()], typ)
+    is_null = np.asarray(values.is_null().to_numpy(zero_copy_only=False))
+    return values, ~(is_null & ~was_null)
+
+
+def _cast_one(value, typ: pa.DataType):
+    try:
+        return pa.scalar(value).cast(typ).as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+
+
 def _column(actions: pa.Table, name: str) -> pa.Array | None:
     if name not in actions.column_names:
         return None
@@ -331,11 +359,11 @@ def stats_from_delta(path, version: int | None = None) -> StatsTable:
         for name in partition_names:
             field = schema.field(name)
             found = _child(raw, name)
-            values[name] = _as_type(found if found is not None else
-                                    _child(raw, _stat_name(field)), field.type, n)
+            values[name], known = _partition_values(
+                found if found is not None else _child(raw, _stat_name(field)), field.type, n)
             is_null = np.asarray(values[name].is_null().to_numpy(zero_copy_only=False))
-            top.append(partition_stats(name, values[name], ~(is_null & unknown_count),
-                                        counts))
+            top.append(partition_stats(name, values[name], known & ~(is_null & unknown_count),
+                                       counts))
         extra[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
             list(values.values()), names=list(values)) if n else \
             pa.array([], pa.struct([(k, v.type) for k, v in values.items()]))
