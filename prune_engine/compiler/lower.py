@@ -22,6 +22,7 @@ from prune_engine.errors import TypeMismatchError, UnknownColumnError
 from prune_engine.evaluate import checks as c
 from prune_engine.evaluate.domains import (
     ArrowDomain, Coerced, DecimalDomain, FloatDomain, IntDomain, TemporalDomain, domain_of, read_text_as,
+    read_timestamp_text,
 )
 from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind, zoned
 from prune_engine.expr import like as likes
@@ -401,14 +402,22 @@ def coerce_literal(d, lit: n.Literal):
     type, which rounds (DuckDB: ``'12.5'`` is 13 for a BIGINT, ``'00:00:00.7'`` is ``00:00:01``
     for TIMESTAMP_S) or truncates (DATE, Spark): text between two values may mean either. A
     zone written in timestamp text counts only where the text is read as a zoned timestamp
-    (:func:`~prune_engine.evaluate.domains.read_text_as`)."""
-    value = lit.value
+    (:func:`~prune_engine.evaluate.domains.read_text_as`); untyped text with a zone against a
+    zone-less timestamp may mean either its wall time (DuckDB 2, PostgreSQL, Spark) or its
+    instant (DuckDB 1.x for TIMESTAMP_NS): anything between the two."""
+    value, instant = lit.value, None
     if isinstance(value, str) and isinstance(d, TemporalDomain):
         try:
-            value = read_text_as(value, lit.type, d.type)
+            written = read_timestamp_text(value)
         except ValueError:
             pass  # no date or timestamp: the domain's coerce says so
+        else:
+            value = read_text_as(written, lit.type, d.type)
+            if lit.type is None and written.offset_s and pa.types.is_timestamp(d.type) and d.type.tz is None:
+                instant = d.coerce(written)
     co = d.coerce(value)
+    if instant is not None:
+        return Coerced("fuzzy", min(co.lo, instant.lo), max(co.hi, instant.hi))
     if co.kind == "between" and lit.type is None and isinstance(lit.value, str):
         return Coerced("fuzzy", co.lo, co.hi)
     if (lit.type is not None and pa.types.is_float32(lit.type) and co.kind in ("exact", "between", "fuzzy")

@@ -21,7 +21,7 @@ import prune_engine as pe
 from prune_engine.evaluate.domains import DAY_NS, parse_instant_ns, read_timestamp_text
 from prune_engine.expr.convert import to_expr
 from prune_engine.scanning.rows import RowFilter
-from tests.oracle.duck import connect, load_table
+from tests.oracle.duck import DUCKDB_MAJOR, connect, load_table
 
 
 def _numpy_iso(year: int, month: int, day: int) -> str:
@@ -136,9 +136,14 @@ CASES = [
     ("ms", "=", "TIMESTAMPTZ '2024-03-01 03:00:00.5-00:30'", "2024-03-01T03:30:00.5"),
     ("ms", ">", "'2024-03-01 05:00:00.499+01:30'", "2024-03-01T03:30:00.499"),
 ]
+#: untyped text with a zone against a zone-less timestamp: its wall time (DuckDB 2, PostgreSQL,
+#: Spark) or its instant (DuckDB 1.x for TIMESTAMP_NS): the pruning keeps both readings
+EITHER_READING = {"us = '2024-01-01 00:00:00+01:00'", "s < '2024-01-01 00:00:02-01:00'"}
 #: what DuckDB does not compare
 DUCK_DIFFERS = {
     "ns > TIMESTAMP_NS '2024-01-01 00:00:00.000000002'": "TIMESTAMPTZ_NS with TIMESTAMP_NS",
+    **({"ns <= TIMESTAMPTZ '2024-01-01 00:00:01+00:00'": "1.x: TIMESTAMP_NS with TIMESTAMPTZ"}
+       if DUCKDB_MAJOR < 2 else {}),
 }
 
 
@@ -173,7 +178,10 @@ def test_both_paths_read_the_text_alike(col, op, literal, iso, duck):
     where = f"{col} {op} {literal}"
     expected = _oracle(col, op, iso)
     assert _scan(where) == expected, "the row filter"
-    assert _pruned(where) == expected, "pe.prune (one row per container: exact)"
+    if where in EITHER_READING:
+        assert set(expected) <= set(_pruned(where)), "pe.prune keeps both readings"
+    else:
+        assert _pruned(where) == expected, "pe.prune (one row per container: exact)"
     if where not in DUCK_DIFFERS:
         got = [r[0] for r in duck.execute(f"SELECT id FROM t WHERE {where} ORDER BY id").fetchall()]
         assert got == expected, "DuckDB"
@@ -249,7 +257,9 @@ _FORMS = ["{}", "TIMESTAMP {}", "TIMESTAMPTZ {}", "CAST({} AS TIMESTAMP)", "CAST
 def test_written_zones_in_every_literal_form_against_every_column_type():
     """Timestamp text with a zone, untyped, typed and cast, against zone-less, zoned and date
     columns: the pruning keeps every row DuckDB matches, and the row filter gives DuckDB's rows
-    (or refuses). DuckDB drops a zone where the text is read as a zone-less type."""
+    (or refuses). DuckDB drops a zone where the text is read as a zone-less type; DuckDB 1.x
+    reads untyped text against a TIMESTAMP_NS column as the instant (the pruning keeps both
+    readings, the row filter reads the wall time, as DuckDB 2, PostgreSQL and Spark)."""
     con = connect()
     load_table(con, "z", ZONED)
     asked = 0
@@ -267,6 +277,8 @@ def test_written_zones_in_every_literal_form_against_every_column_type():
                         asked += 1
                         kept = pe.prune(ZONED_STATS, where).to_pylist()
                         assert all(kept[i] for i in want), f"{where}: DuckDB matches {want}"
+                        if DUCKDB_MAJOR < 2 and col == "naive_ns" and form == "{}":
+                            continue  # DuckDB 1.x reads the instant (see the doc above)
                         try:
                             mask = RowFilter(to_expr(where), ZONED.schema).mask(ZONED)
                         except pe.ScanError:
@@ -274,4 +286,4 @@ def test_written_zones_in_every_literal_form_against_every_column_type():
                         assert ZONED.filter(mask).column("id").to_pylist() == want, where
     finally:
         con.close()
-    assert asked > 1000, asked
+    assert asked > 800, asked  # DuckDB 2 answers 1,414, DuckDB 1.x 836
