@@ -64,10 +64,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine.errors import StatsError
+from prune_engine.expr.like import successor
 from prune_engine.stats import layout
 from prune_engine.stats.collect import partition_stats
-from prune_engine.stats.from_arrow import LeafStats, column_stats, is_collection, stats_table
-from prune_engine.stats.from_arrow import struct_stats
+from prune_engine.stats.from_arrow import (
+    LeafStats, column_stats, is_collection, stats_table, struct_stats,
+)
 from prune_engine.stats.table import StatsTable
 
 __all__ = ["stats_from_delta"]
@@ -130,20 +132,6 @@ def _file_path(root: str, relative: str) -> str:
 # ------------------------------------------------------------------------------ bounds
 
 
-def _increment(prefix: str) -> str | None:
-    """The shortest string above every string starting with ``prefix``: its last character
-    that has a successor, incremented (skipping the surrogates), the rest dropped; None when
-    none has one."""
-    for i in range(len(prefix) - 1, -1, -1):
-        code = ord(prefix[i])
-        if code < 0x10FFFF:
-            code += 1
-            if 0xD800 <= code <= 0xDFFF:
-                code = 0xE000
-            return prefix[:i] + chr(code)
-    return None
-
-
 def _string_max(maxs: pa.Array, cut_at: int) -> pa.Array:
     """Maxes of at least ``cut_at`` code points may be cut: made upper bounds of every value
     they may stand for (see the module doc)."""
@@ -152,7 +140,7 @@ def _string_max(maxs: pa.Array, cut_at: int) -> pa.Array:
         return maxs
     values = maxs.to_pylist()
     for i in np.flatnonzero(np.asarray(long.to_numpy(zero_copy_only=False))):
-        values[i] = _increment(values[i][:-1])
+        values[i] = successor(values[i][:-1])
     return pa.array(values, maxs.type)
 
 

@@ -23,7 +23,7 @@ from deltalake import DeltaTable, write_deltalake
 
 import prune_engine as pe
 from prune_engine.stats import layout
-from prune_engine.stats.delta import _increment
+from prune_engine.expr.like import successor as _increment  # the max's increment
 from tests.oracle.data import CID
 from tests.oracle.duck import DuckOracle, portable_sql
 
