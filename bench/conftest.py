@@ -12,6 +12,7 @@ caps the fixed round counts of the suites' slow benchmarks (``bench/run.py --qui
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -33,3 +34,21 @@ def rounds(pytestconfig):
     """``rounds(n)``: a suite's own round count ``n``, capped by ``--bench-rounds``."""
     cap = pytestconfig.getoption("--bench-rounds")
     return lambda n: n if cap is None else max(1, min(n, cap))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local[2] Spark session for one suite (UI off, two shuffle partitions, UTC)."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (SparkSession.builder.master("local[2]").appName("prune_engine-bench")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.memory", "2g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -63,10 +63,11 @@ def _stats(args) -> None:
 
     started = time.perf_counter()
     table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
-    if table_format and (args.ngram or args.granularity == "row_group" or args.threads):
+    if table_format and (args.ngram or args.granularity == "row_group" or args.threads
+                         or args.bloom is not None):
         raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
                            "from the table's metadata: it takes --granularity file, and no "
-                           "--ngram or --threads")
+                           "--ngram, --bloom or --threads")
     if args.version is not None and not args.delta:
         raise CommandError("--version is a Delta table's version: it needs --delta")
     if args.delta:
@@ -75,7 +76,8 @@ def _stats(args) -> None:
         stats = pe.stats_from_iceberg(_iceberg_catalog(args.iceberg), args.source)
     else:
         stats = pe.collect_stats(args.source, granularity=args.granularity, ngram=args.ngram,
-                                 threads=args.threads)
+                                 threads=args.threads,
+                                 bloom=True if args.bloom == [] else args.bloom)
     stats.save(args.output)
     took = f"{time.perf_counter() - started:.2f} s"
     if table_format:
@@ -84,7 +86,10 @@ def _stats(args) -> None:
         return
     files = len(stats.metadata.get("files") or {})
     noun = "row groups" if args.granularity == "row_group" else "files"
-    print(f"{stats.num_rows} containers ({noun}) of {files} files in {took}, saved to {args.output}")
+    bloom = stats.metadata.get("bloom")
+    extra = f", {bloom['bytes_read']:,} bytes of Bloom filters" if bloom else ""
+    print(f"{stats.num_rows} containers ({noun}) of {files} files in {took}{extra}, saved to "
+          f"{args.output}")
 
 
 def _iceberg_catalog(name: str):
@@ -350,7 +355,8 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
 
     p = _command(sub, "stats", "collect the statistics of a Parquet lake and save them",
                  "  prune-engine stats lake/ -o stats.parquet --granularity row_group "
-                 "--ngram url\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
+                 "--ngram url\n  prune-engine stats lake/ -o stats.parquet --bloom user_id"
+                 "\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
                  "march.parquet --granularity file\n  prune-engine stats warehouse/events -o "
                  "events.parquet --granularity file --delta\n  prune-engine stats db.events -o "
                  "events.parquet --granularity file --iceberg prod", _stats)
@@ -363,6 +369,9 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                    help="one container per row group (default) or per file")
     p.add_argument("--ngram", action="extend", nargs="+", metavar="COLUMN",
                    help="string columns to index for LIKE '%%...%%' (reads their data)")
+    p.add_argument("--bloom", nargs="*", metavar="COLUMN",
+                   help="read the Parquet Bloom filters the files carry (of these columns; "
+                        "with no column, of every column) for = and IN")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="footer-reading threads (default: one per core)")
     source = p.add_mutually_exclusive_group()

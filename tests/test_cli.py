@@ -77,6 +77,31 @@ def test_stats_saves_what_collect_stats_returns(lake, stats_file, capsys):
     assert by_file.column("row_group").null_count == 6, "file granularity: no row groups"
 
 
+def test_stats_with_bloom_filters(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i, k in enumerate([[11, 52, 7], [903, 4, 66]]):
+        pq.write_table(pa.table({"k": k, "v": ["a", "b", "c"]}), lake / f"f{i}.parquet",
+                       bloom_filter_options={"k": {"ndv": 10}})
+    for argv, fields in ((["--bloom"], ["k"]), (["--bloom", "k"], ["k"]), ([], None)):
+        out_file = tmp_path / "stats.parquet"
+        code, out, err = run(capsys, "stats", lake, "-o", out_file, "--granularity", "file",
+                             *argv)
+        assert code == 0 and err == "", err
+        stats = pe.read_stats(out_file)
+        if fields is None:
+            assert "bloom_filter" not in stats.schema.names and "Bloom" not in out
+            continue
+        assert [f.name for f in stats.schema.field("bloom_filter").type] == fields
+        assert "bytes of Bloom filters" in out
+        assert pe.prune(stats, "k = 52").to_pylist() == [True, False], "min/max alone keep both"
+        assert pe.prune(stats, "k IN (66, 1000)").to_pylist() == [False, True]
+    code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "x.parquet", "--bloom", "v", "w")
+    assert code == 2 and "bloom= names 'w'" in err
+
+
 def test_stats_of_a_delta_table(tmp_path, capsys):
     from deltalake import write_deltalake
 

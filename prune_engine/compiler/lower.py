@@ -178,7 +178,9 @@ class Lowering:
             check = self.compare_literal(op, e.op, right, str(e))
             if e.op == "=" and isinstance(op, ColumnOperand) and op.info.ngram and isinstance(right.value, str):
                 probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=str(e))
-                return c.AllOf((check, probe), sql=str(e))
+                check = c.AllOf((check, probe), sql=str(e))
+            if e.op == "=":
+                check = self._bloom(op, [right], check, str(e))
             return check
         a, b = self.operand(left), self.operand(right)
         if a is None or b is None:
@@ -304,8 +306,9 @@ class Lowering:
     def _in_list(self, e: n.InList) -> c.Check:
         sql = str(e)
         op = self.operand(e.arg)
-        if op is None:
-            return c.Const(True, sql=sql)
+        if op is None or not all(isinstance(v, n.Literal) for v in e.values):
+            self._check_columns(e)
+            return c.Const(True, sql=sql)  # an item the rewrite could not make a literal
         d = op.domain
         values = list(e.values)
         floats = [v for v in values if isinstance(v.value, float)]
@@ -340,7 +343,26 @@ class Lowering:
                 isinstance(v.value, str) or v.value is None for v in values):
             probe = c.IndexProbe(op.info, "equals", ([v.value for v in values if v.value is not None],), sql=sql)
             check = c.AllOf((check, probe), sql=sql)
-        return check
+        return self._bloom(op, values, check, sql)
+
+    @staticmethod
+    def _bloom(op, values: list[n.Literal], check: c.Check, sql: str) -> c.Check:
+        """``check`` AND the Bloom filter probe of ``op = v`` / ``op IN (values)``, where ``op``
+        is a column with filters and every value meets its type exactly (a value that meets it
+        only approximately, such as timestamp text with a zone, would need a range: no probe)."""
+        if not (isinstance(op, ColumnOperand) and op.info.bloom):
+            return check
+        exact = []
+        for v in values:
+            if v.value is None:
+                continue  # NULL equals nothing
+            co = coerce_literal(op.domain, v)
+            if co.kind == "exact" and _in_limits(op.domain, co.lo):
+                exact.append(co.lo)
+            elif co.kind not in ("below", "above", "between"):  # those equal no value
+                return check
+        probe = c.BloomProbe(op.info, tuple(exact), sql=f"{sql} (Bloom filter of {op.info.name})")
+        return c.AllOf((check, probe), sql=sql)
 
     def _like(self, e: n.Like) -> c.Check:
         sql = str(e)

@@ -320,6 +320,27 @@ class IndexProbe(Check):
         return np.asarray(out, dtype=bool)
 
 
+@dataclass(repr=False)
+class BloomProbe(Check):
+    """``x = v`` / ``x IN (values)`` against the Parquet Bloom filters of ``x``: FALSE where
+    every filter of the container proves each value absent (values coerced to ``x``'s type)."""
+
+    column: ColumnInfo
+    values: tuple
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        from prune_engine.bloom import probe  # numba: loaded by the first Bloom probe
+
+        index = ctx.leaf(layout.BLOOM_FILTER, (self.column.name,))
+        if index is None:
+            return np.ones(ctx.n, dtype=bool)
+        table = ctx.stats.table
+        containers = table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names else None
+        return probe.may_contain(index, self.values, self.column.type, on_invalid=ctx.on_invalid,
+                                 containers=containers)
+
+
 def mask_to_arrow(mask: np.ndarray) -> pa.BooleanArray:
     """A numpy keep-mask as a null-free Arrow boolean array (bits packed by numpy)."""
     bits = np.packbits(mask, bitorder="little")

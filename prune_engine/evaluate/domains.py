@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine._arrow_types import is_string_type
+from prune_engine._arrow_types import DAY_NS, UNIT_NS, is_string_type, unit_ns
 from prune_engine.errors import TypeMismatchError
 from prune_engine.evaluate import membership, strings
 
@@ -291,8 +291,6 @@ class BoolDomain(Domain):
 # dates and timestamps: all literals become exact UTC nanoseconds first
 
 #: nanoseconds per unit of an Arrow timestamp
-UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
-DAY_NS = 86_400 * 10**9
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _TS_RE = re.compile(
     r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(\s*\(BC\))?"
@@ -479,12 +477,8 @@ class TemporalDomain(Domain):
 
     def __init__(self, type_):
         super().__init__(type_)
-        if pa.types.is_date32(type_):
-            self.dtype, self.unit_ns = np.dtype(np.int32), DAY_NS
-        elif pa.types.is_date64(type_):
-            self.dtype, self.unit_ns = np.dtype(np.int64), 10**6
-        else:
-            self.dtype, self.unit_ns = np.dtype(np.int64), UNIT_NS[type_.unit]
+        self.dtype = np.dtype(np.int32 if pa.types.is_date32(type_) else np.int64)
+        self.unit_ns = unit_ns(type_)
         self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):

@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prune_engine.errors import ColumnPathError, ScanError
+from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
 from prune_engine.scanning.paths import FieldPath, PathLike, add_path, resolve, select_schema
 from prune_engine.scanning.pruning import keep_mask
@@ -173,7 +174,8 @@ class _Plan:
         if stats is None:
             wanted = sorted({fp.names[0] for fp in self.rows.paths})
             stats = collect_stats(source, granularity="row_group", columns=wanted,
-                                  progress=False, threads=self.threads)
+                                  progress=False, threads=self.threads,
+                                  bloom=True if _tests_equality(self.rows.expr) else None)
         stats = as_stats_table(stats)
         table = stats.table
         for name in (layout.PATH, layout.ROW_GROUP):
@@ -281,6 +283,12 @@ class _Plan:
                     yield window.pop(0).result()
             for future in window:
                 yield future.result()
+
+
+def _tests_equality(e: n.Expr) -> bool:
+    """Does ``e`` hold an ``=`` or ``IN`` (then the files' Bloom filters are worth reading)?"""
+    return any((isinstance(x, n.Compare) and x.op == "=") or (isinstance(x, n.InList)
+               and not x.negated) for x in e.walk())
 
 
 def scan(source, where=None, columns: Sequence[PathLike] | None = None,

@@ -36,9 +36,10 @@ _OUT = "slice long, ipc binary"
 def collect_stats(spark, source, granularity: str = "row_group",
                   columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
                   ngram_case_insensitive: bool = False, on_error: str = "raise",
-                  files_per_task: int | None = None) -> StatsTable:
-    """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes)
-    read by Spark's executors: the same table as ``pe.collect_stats(source, ...)``.
+                  files_per_task: int | None = None, bloom=None) -> StatsTable:
+    """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes,
+    Bloom filters) read by Spark's executors: the same table as
+    ``pe.collect_stats(source, ...)``.
 
     ``source`` is what ``pe.collect_stats`` takes (a directory, a glob, a list of paths, a
     ``pyarrow.dataset.Dataset``); the other options mean what they mean there.
@@ -65,13 +66,15 @@ def collect_stats(spark, source, granularity: str = "row_group",
     options = {"granularity": granularity, "columns": None if columns is None else list(
         [columns] if isinstance(columns, str) else columns), "ngram": ngram,
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
-        "on_error": on_error}
+        "on_error": on_error, "bloom": bloom if bloom in (None, True, False) else list(
+            [bloom] if isinstance(bloom, str) else bloom)}
     task = _slice_task(types, options, numba_cache_dir())
     check_workers(spark)
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                   "slice long, files string")
     with job_description(spark, f"prune_engine: statistics of {len(files)} files "
-                                f"({granularity}{', n-grams' if ngram else ''})"):
+                                f"({granularity}{', n-grams' if ngram else ''}"
+                                f"{', Bloom filters' if bloom else ''})"):
         out = frame.mapInArrow(task, _OUT).collect()
     parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
     return merge_parts(parts)
@@ -91,7 +94,8 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
                 stats = collect_part(files, types, options["granularity"], options["columns"],
                                      ngram=options["ngram"], gram_size=options["gram_size"],
                                      ngram_case_insensitive=options["ngram_case_insensitive"],
-                                     on_error=options["on_error"], threads=1)
+                                     on_error=options["on_error"], threads=1,
+                                     bloom=options["bloom"])
                 yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
                                                  schema=pa.schema([("slice", pa.int64()),
                                                                    ("ipc", pa.binary())]))

@@ -33,12 +33,13 @@ NUM_INFO = 11
 
 #: slots of a column chunk row
 (C_TYPE, C_NUM_VALUES, C_NULLS, C_MIN_OFF, C_MIN_LEN, C_MAX_OFF, C_MAX_LEN, C_OLD_MIN_OFF,
- C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN) = range(11)
-NUM_CHUNK = 11
+ C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN) = range(13)
+NUM_CHUNK = 13
 
 #: slots of a :func:`select_stats` row
-S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES = range(6)
-NUM_SELECTED = 6
+(S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES, S_BLOOM_OFF,
+ S_BLOOM_LEN) = range(8)
+NUM_SELECTED = 8
 
 MAX_DEPTH = 64
 ARROW_SCHEMA_KEY = np.frombuffer(b"ARROW:schema", dtype=np.uint8)
@@ -210,6 +211,10 @@ def _walk(buf, info, chunks, rows, stack):
                     dest, slot = D_CHUNK, C_NUM_VALUES
                 elif fid == 12 and t == T_STRUCT:
                     elem = K_STATS
+                elif fid == 14 and t == T_I64:
+                    dest, slot = D_CHUNK, C_BLOOM_OFF
+                elif fid == 15 and t == T_I32:
+                    dest, slot = D_CHUNK, C_BLOOM_LEN
             elif parent == K_STATS:
                 if t == T_BINARY and (fid == 1 or fid == 2 or fid == 5 or fid == 6):
                     dest = D_CHUNK
@@ -314,8 +319,9 @@ def decode_footer(buf):
     cost more than the walk). What is read, by struct (``parquet.thrift`` field ids):
     FileMetaData 2 schema (raw bytes), 3 num_rows, 4 row_groups, 5 key_value_metadata
     (``ARROW:schema``), 6 created_by, 7 column_orders; RowGroup 1 columns, 3 num_rows;
-    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 5 num_values, 12 statistics; Statistics
-    1 max, 2 min (deprecated), 3 null_count, 5 max_value, 6 min_value.
+    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 5 num_values, 12 statistics,
+    14 bloom_filter_offset, 15 bloom_filter_length; Statistics 1 max, 2 min (deprecated),
+    3 null_count, 5 max_value, 6 min_value.
     """
     stack = np.zeros((MAX_DEPTH, _FRAME), np.int64)
     info = np.full(NUM_INFO, -1, np.int64)
@@ -351,7 +357,7 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     ``trust_new[j]``, else from the deprecated ``min`` / ``max`` where ``trust_old[j]``, and
     only when the chunk's physical type is ``leaf_type[j]``. Returns ``(bytes, rows)``: the
     bound bytes, and int64[row groups * leaves, NUM_SELECTED] (``S_*``; starts into ``bytes``,
-    length -1 = unknown).
+    length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none).
     """
     groups = chunks.shape[0] // columns if columns > 0 else 0
     leaves = leaf_index.size
@@ -365,6 +371,8 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
             continue
         out[k, S_NULLS] = chunks[c, C_NULLS]
         out[k, S_NUM_VALUES] = chunks[c, C_NUM_VALUES]
+        out[k, S_BLOOM_OFF] = chunks[c, C_BLOOM_OFF]
+        out[k, S_BLOOM_LEN] = chunks[c, C_BLOOM_LEN]
         if use_new:
             source[k] = C_MIN_OFF if trust_new[j] else -1
         else:

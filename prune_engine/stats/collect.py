@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
@@ -40,8 +41,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
-from prune_engine.stats import layout
+from prune_engine.stats import _thrift, layout
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
 from prune_engine.stats.listing import Listing, SourceFile, identify, list_source, partition_arrays
 from prune_engine.stats.parquet import FileFooter, group_stats, read_footer
@@ -56,9 +58,9 @@ GRANULARITIES = ("row_group", "file")
 # ------------------------------------------------------------------------------ reading
 
 
-def _read_one(f: SourceFile, columns, filesystem):
+def _read_one(f: SourceFile, columns, filesystem, bloom):
     try:
-        return read_footer(f.path, f.path, columns, filesystem)
+        return read_footer(f.path, f.path, columns, filesystem, bloom)
     except StatsError as e:
         return f"{f.path}: {e}"
     except (OSError, pa.ArrowException, ValueError) as e:
@@ -77,7 +79,7 @@ def _progress(total: int, progress: bool | None):
 
 
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,
-                 progress: bool | None) -> list:
+                 progress: bool | None, bloom=None) -> list:
     """Each file's :class:`FileFooter`, or the error text for a file that failed.
 
     Files go to the threads in batches (a task per file costs more than decoding its footer);
@@ -90,7 +92,7 @@ def read_footers(files: list[SourceFile], columns, filesystem, threads: int | No
     batches = [files[i:i + size] for i in range(0, len(files), size)]
 
     def read(batch: list[SourceFile]) -> list:
-        return [_read_one(f, columns, filesystem) for f in batch]
+        return [_read_one(f, columns, filesystem, bloom) for f in batch]
 
     results: list = []
     with _progress(len(files), progress) as bar:
@@ -124,6 +126,37 @@ def partition_stats(name: str, values: pa.Array, known: np.ndarray,
                      pa.array(nulls, pa.int64(), mask=~known))
 
 
+def _bloom_column(footers: list[FileFooter], by_file: bool) -> pa.StructArray | None:
+    """The ``bloom_filter`` entries of files sharing one schema: per row group, or per file
+    the union of its row groups' filters (unknown if a row group holding values has none)."""
+    names = list(dict.fromkeys(p for f in footers for p in f.bloom_tokens))
+    if not names:
+        return None
+    plan = footers[0].plan
+    width = len(plan.leaves)
+    leaf_of = {p: j for j, p in plan.bloom_leaves(True)}
+    arrays = []
+    for name in names:
+        j = leaf_of[name]
+        entries = []
+        for f in footers:
+            token = f.bloom_tokens.get(name)
+            filters = f.blooms.get(name) or [None] * len(f.num_rows)
+            if not by_file:
+                entries.extend(None if w is None else bloom_format.encode_entry(
+                    token, bloom_format.combine([w])) for w in filters)
+                continue
+            rows = f.rows[j::width]
+            holds = ~((rows[:, _thrift.S_NULLS] >= 0)
+                      & (rows[:, _thrift.S_NULLS] == rows[:, _thrift.S_NUM_VALUES]))
+            used = [w for w, h in zip(filters, holds) if h]
+            known = used and all(w is not None for w in used)
+            entries.append(bloom_format.encode_entry(token, bloom_format.combine(used))
+                           if known else None)
+        arrays.append(pa.array(entries, pa.binary()))
+    return pa.StructArray.from_arrays(arrays, names=names)
+
+
 def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity: str,
                  parts: dict[str, pa.Array], known: dict[str, np.ndarray]) -> pa.Table:
     """The stats rows of files sharing one schema; ``file_index``: their listing positions,
@@ -152,6 +185,9 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
     if parts:
         extra[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
             [v.take(take) for v in parts.values()], names=list(parts))
+    blooms = _bloom_column(footers, by_file)
+    if blooms is not None:
+        extra[layout.BLOOM_FILTER] = blooms
     table = stats_table(ids, num_records, top, extra=extra,
                         leading={layout.PATH: path_col, layout.ROW_GROUP: rg_col})
     return table.append_column("__order", pa.array(file_index[per_container]))
@@ -227,9 +263,43 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
                                                       for n, a in zip(names, arrays)])
 
 
+def _bloom_names(bloom) -> bool | tuple[str, ...] | None:
+    """``bloom=`` as read_footer takes it: None, True, or a tuple of column names."""
+    if bloom is None or bloom is False:
+        return None
+    if bloom is True:
+        return True
+    names = (bloom,) if isinstance(bloom, str) else tuple(bloom) \
+        if isinstance(bloom, (list, tuple, set)) else (bloom,)
+    if not all(isinstance(b, str) for b in names):
+        raise StatsError(f"bloom= takes True or column names, not {bloom!r}")
+    return names or None
+
+
+def _check_bloom(bloom, known: set[str], present: set[str]) -> None:
+    """Every name ``bloom=`` gives is a column (``known``) and reaches a leaf with a filter
+    encoding we can read (``present``: the dotted leaf paths)."""
+    if not isinstance(bloom, tuple):
+        return
+    for name in bloom:
+        if name not in known:
+            raise StatsError(f"bloom= names {name!r}, which no file has; known columns: "
+                             f"{', '.join(sorted(known))}", column=name)
+        if not any(p == name or p.startswith(name + ".") for p in present):
+            raise StatsError(f"bloom= names {name!r}, which has no leaf whose Bloom filter "
+                             f"can be probed (outside lists and maps, of a type other than "
+                             f"INT96, TIME, BOOLEAN or Float16)", column=name)
+
+
+def _warn_problems(problems: list[str]) -> None:
+    if problems:
+        warnings.warn(f"{len(problems)} Bloom filter(s) could not be used and are left out "
+                      f"(those containers keep): {problems[0]}", stacklevel=4)
+
+
 def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
-             part: bool = False) -> StatsTable:
+             bloom=None, part: bool = False) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
     listing (:func:`collect_part`), so ``columns`` and ``ngram`` names missing here are not
     errors (:func:`merge_parts` checks them over all slices); what this slice knows is kept
@@ -242,15 +312,21 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     identify(files, listing.filesystem)
     selected = None if columns is None else (tuple([columns]) if isinstance(columns, str)
                                              else tuple(columns))
-    results = read_footers(files, selected, listing.filesystem, threads, progress)
+    bloom = _bloom_names(bloom)
+    results = read_footers(files, selected, listing.filesystem, threads, progress, bloom)
     errors = [(i, r) for i, r in enumerate(results) if isinstance(r, str)]
     if errors and on_error == "raise":
         i, message = errors[0]
         more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
         raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
     footers = {i: r for i, r in enumerate(results) if not isinstance(r, str)}
+    problems = [p for f in footers.values() for p in f.problems]
+    bloom_paths = sorted({p for f in footers.values() for p in f.bloom_tokens})
     parts = partition_arrays(files, listing.typed)
     known = {k: np.array([k in f.partitions for f in files], bool) for k in parts}
+    if not part:
+        _check_bloom(bloom, set(parts).union(*(f.plan.known for f in footers.values())),
+                     set(bloom_paths))
     if selected is not None:
         # validated against every file's full column list: a name no file has is an error
         if not part:
@@ -297,13 +373,20 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         "files": {f.path: [f.size, f.mtime_ns] for i, f in enumerate(files) if i in footers},
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
                     "ngram": names or None, "gram_size": gram_size,
-                    "ngram_case_insensitive": ngram_case_insensitive},
+                    "ngram_case_insensitive": ngram_case_insensitive,
+                    "bloom": bloom if bloom is None or bloom is True else list(bloom)},
     }
+    if bloom:
+        metadata["bloom"] = {"bytes_read": sum(f.bloom_bytes for f in footers.values()),
+                             "problems": problems}
+        if not part:
+            _warn_problems(problems)
     if part:
         known = set(listing.typed.names if listing.typed is not None else ())
         for f in footers.values():
             known.update(f.plan.known)
-        metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested}
+        metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested,
+                            "bloom_paths": bloom_paths}
     return StatsTable(table, metadata)
 
 
@@ -313,7 +396,7 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
 def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  granularity: str = "row_group", columns: Sequence[str] | None = None, *,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
-                 on_error: str = "raise", threads: int | None = 1) -> StatsTable:
+                 on_error: str = "raise", threads: int | None = 1, bloom=None) -> StatsTable:
     """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
     with the partition types of the whole listing
     (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
@@ -321,7 +404,7 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
     (e.g. in Spark executors)."""
     listing = Listing(list(files), None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
-                    on_error, False, threads, part=True)
+                    on_error, False, threads, bloom=bloom, part=True)
 
 
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
@@ -337,6 +420,9 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
         if name not in known:
             raise StatsError(f"columns= names {name!r}, which no file has; known columns: "
                              f"{', '.join(sorted(known))}", column=name)
+    bloom = options.get("bloom")
+    _check_bloom(tuple(bloom) if isinstance(bloom, list) else bloom, known,
+                 set().union(*(p.metadata["part"].get("bloom_paths", ()) for p in parts)))
     present = set().union(*(p.metadata["part"]["ngram"] for p in parts))
     wanted = parts[0].metadata["part"]["requested"]
     for name in wanted:
@@ -358,13 +444,18 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     options["ngram"] = wanted or None
     metadata = {"skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
                 "files": files, "collect": options}
+    if bloom:
+        metadata["bloom"] = {
+            "bytes_read": sum(p.metadata["bloom"]["bytes_read"] for p in parts),
+            "problems": [x for p in parts for x in p.metadata["bloom"]["problems"]]}
+        _warn_problems(metadata["bloom"]["problems"])
     return StatsTable(table, metadata)
 
 
 def collect_stats(source, granularity: str = "row_group", columns: Sequence[str] | None = None,
                   *, ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                   on_error: str = "raise", progress: bool | None = None,
-                  threads: int | None = None) -> StatsTable:
+                  threads: int | None = None, bloom=None) -> StatsTable:
     """Statistics of every Parquet file of ``source``, from the footers only.
 
     ``source``: a directory (walked recursively; Hive ``key=value`` folders become typed
@@ -376,6 +467,11 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     unreadable files in ``metadata["skipped_files"]`` and gives them a row with unknown
     statistics (always kept). ``progress``: a bar on stderr (default: only on a terminal).
     ``threads``: footer-reading threads (default: one per core; more for remote storage).
+    ``bloom``: True (every column) or column names: read the Parquet Bloom filters the files
+    carry (in the same pass as the footers) into a ``bloom_filter`` column, per container
+    (a file's is the union of its row groups'); ``=`` and ``IN`` then prune on them. A filter
+    that cannot be trusted is left out with a warning (its container keeps);
+    ``metadata["bloom"]`` gives the bytes read and the reasons.
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -386,7 +482,7 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     """
     listing = list_source(source)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
-                    on_error, progress, threads)
+                    on_error, progress, threads, bloom=bloom)
 
 
 def update_stats(stats, source, *, on_error: str | None = None, progress: bool | None = None,
@@ -429,7 +525,7 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
         new = _collect(Listing(fresh, listing.filesystem, listing.typed), granularity,
                        options.get("columns"), options.get("ngram"),
                        options.get("gram_size", 3), options.get("ngram_case_insensitive", False),
-                       on_error or "raise", progress, threads)
+                       on_error or "raise", progress, threads, bloom=options.get("bloom"))
         table = concat_stats([kept, new.table])
         new_meta = new.metadata
     else:

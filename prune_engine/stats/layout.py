@@ -11,6 +11,8 @@ One row per container (a file or a Parquet row group), Delta-Lake style::
     null_count        struct   same field names, int64 leaves; null = unknown
     nan_count         struct   (optional) over float leaves; null or missing = unknown
     ngram_index       struct<col: binary>  (optional) per-container index bytes
+    bloom_filter      struct<"a.b": binary>  (optional) Parquet Bloom filters, one field per
+                      leaf (dotted path), entries of :mod:`prune_engine.bloom.format`
 
 A stats struct that is null as a whole for a container means that every field under it is
 unknown there. Leaves inside lists and maps describe *elements*, not rows: such a field is
@@ -41,6 +43,7 @@ MAX_VALUES = "max_values"
 NULL_COUNT = "null_count"
 NAN_COUNT = "nan_count"
 NGRAM_INDEX = "ngram_index"
+BLOOM_FILTER = "bloom_filter"
 
 #: the per-column statistics structs, in the order they are usually laid out
 STAT_STRUCTS = (MIN_VALUES, MAX_VALUES, NULL_COUNT, NAN_COUNT)
@@ -70,8 +73,8 @@ class ColumnInfo:
     """A data column that statistics describe: a leaf of the ``min_values`` struct.
 
     ``element`` is ``"list"``/``"map"`` when the path runs through a list or map: its bounds
-    describe elements, not rows. ``has_nan_count`` and ``ngram`` say which optional statistics
-    exist for it.
+    describe elements, not rows. ``has_nan_count``, ``ngram`` and ``bloom`` say which optional
+    statistics exist for it.
     """
 
     path: tuple[str, ...]
@@ -79,6 +82,7 @@ class ColumnInfo:
     element: str | None = None
     has_nan_count: bool = False
     ngram: bool = False
+    bloom: bool = False
 
     @functools.cached_property
     def name(self) -> str:

@@ -28,6 +28,8 @@ column as):
 - A chunk whose null count equals its value count is all-null (its null count is kept).
 - Leaves inside lists and maps become element statistics; a leaf's null count there counts
   every missing element slot (null or empty lists too), an upper bound of the null elements.
+- With ``bloom=``, the chunks' Bloom filters are read while the file is open, at the offsets
+  the footer gives (:mod:`prune_engine.bloom`), for leaves outside lists and maps.
 
 >>> import io, pyarrow as pa, pyarrow.parquet as pq
 >>> buf = io.BytesIO()
@@ -40,6 +42,7 @@ column as):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -54,6 +57,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from prune_engine._arrow_types import is_list_type, is_string_type
+from prune_engine.bloom import encoding as bloom_encoding
+from prune_engine.bloom.read import read_filters
 from prune_engine.errors import StatsError
 from prune_engine.stats import _thrift
 from prune_engine.stats.from_arrow import (
@@ -81,6 +86,12 @@ class LeafPlan:
     via: pa.DataType | None  # intermediate Arrow type of the physical value, or None
     physical: str  # the Parquet physical type ("INT32", "BYTE_ARRAY", ...)
     scale: int = 0  # decimals
+    width: int | None = None  # FIXED_LEN_BYTE_ARRAY
+
+    @property
+    def bloom(self) -> str | None:
+        """How a Bloom filter of this leaf hashed its values (:func:`.bloom.encoding.token`)."""
+        return bloom_encoding.token(self.physical, self.kind, self.via, self.scale, self.width)
 
 
 @dataclass
@@ -109,6 +120,7 @@ class FooterPlan:
     trust_new: np.ndarray = field(init=False)  # min_value / max_value are bounds
     trust_old: np.ndarray = field(init=False)  # the deprecated min / max are bounds
     is_bytes: np.ndarray = field(init=False)  # string / binary bounds (PARQUET-251)
+    paths: dict[int, str] = field(init=False)  # dotted path of each leaf outside lists / maps
 
     def __post_init__(self):
         leaves = self.leaves
@@ -120,6 +132,20 @@ class FooterPlan:
         self.trust_old = np.array([leaf.kind in (BOOL, INT, FLOAT, DEC_INT) for leaf in leaves],
                                   bool)
         self.is_bytes = np.array([leaf.kind == BYTES for leaf in leaves], bool)
+        self.paths = dict(_struct_paths(self.nodes))
+
+    def bloom_leaves(self, wanted) -> list[tuple[int, str]]:
+        """``(j, dotted path)`` of the selected leaves whose Bloom filters are read: every
+        leaf outside lists and maps with a known encoding (``wanted=True``) or those named in
+        ``wanted`` (top-level names or dotted struct paths, as ``columns=``)."""
+        out = []
+        for j, leaf in enumerate(self.leaves):
+            path = self.paths.get(leaf.index)
+            if path is None or leaf.bloom is None:
+                continue
+            if wanted is True or any(path == w or path.startswith(w + ".") for w in wanted):
+                out.append((j, path))
+        return out
 
 
 @dataclass
@@ -134,6 +160,11 @@ class FileFooter:
     num_rows: np.ndarray  # per row group
     data: np.ndarray  # uint8
     rows: np.ndarray  # int64[R * L, NUM_SELECTED]
+    #: per dotted leaf path: each row group's Bloom filter (u32 words), None where none
+    blooms: dict[str, list[np.ndarray | None]] = field(default_factory=dict)
+    bloom_tokens: dict[str, str] = field(default_factory=dict)
+    bloom_bytes: int = 0  # bytes of Bloom filters read
+    problems: list[str] = field(default_factory=list)  # filters left out, and why
 
 
 # ------------------------------------------------------------------------------ plans
@@ -160,7 +191,8 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
         return LeafPlan(index, name, UNKNOWN, target, None, physical)
     if ltype == "Decimal" or converted == "DECIMAL":
         kind = DEC_INT if physical in ("INT32", "INT64") else DEC_BYTES
-        return LeafPlan(index, name, kind, target, None, physical, scale=column.scale)
+        return LeafPlan(index, name, kind, target, None, physical, scale=column.scale,
+                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None)
     if physical == "BOOLEAN":
         return LeafPlan(index, name, BOOL, target, pa.bool_(), physical)
     if physical in ("INT32", "INT64"):
@@ -186,7 +218,8 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
     if physical in ("FLOAT", "DOUBLE"):
         return LeafPlan(index, name, FLOAT, target, pa.float64(), physical)
     if physical == "BYTE_ARRAY" or (physical == "FIXED_LEN_BYTE_ARRAY" and ltype != "Float16"):
-        return LeafPlan(index, name, BYTES, target, pa.binary(), physical)
+        return LeafPlan(index, name, BYTES, target, pa.binary(), physical,
+                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None)
     return LeafPlan(index, name, UNKNOWN, target, None, physical)  # INT96, Float16, ...
 
 
@@ -237,6 +270,15 @@ def _select(nodes: list[Node], columns: Sequence[str] | None) -> list[Node]:
             if children:
                 out.append(Node(node.name, "struct", children=children))
     return out
+
+
+def _struct_paths(nodes: list[Node], prefix: str = ""):
+    """``(Parquet column index, dotted path)`` of the leaves reached through structs only."""
+    for node in nodes:
+        if node.kind == "leaf":
+            yield node.plan.index, prefix + node.name
+        elif node.kind == "struct":
+            yield from _struct_paths(node.children, prefix + node.name + ".")
 
 
 def _leaves(nodes: list[Node]) -> list[LeafPlan]:
@@ -326,31 +368,44 @@ def _tail(read_at, size: int) -> np.ndarray:
     return footer
 
 
-def _footer_bytes(source, filesystem) -> np.ndarray:
+@contextlib.contextmanager
+def _opened(source, filesystem):
+    """``(read_at, size)`` of a file: ``read_at(nbytes, offset)`` reads it while open."""
     if filesystem is None and isinstance(source, (str, os.PathLike)):
         with open(source, "rb", buffering=0) as f:
             def read_at(n, offset):
                 f.seek(offset)
                 return f.read(n)
 
-            return _tail(read_at, os.fstat(f.fileno()).st_size)
-    if filesystem is not None:
+            yield read_at, os.fstat(f.fileno()).st_size
+    elif filesystem is not None:
         with filesystem.open_input_file(source) as f:
-            return _tail(lambda n, offset: f.read_at(n, offset), f.size())
-    if not isinstance(source, pa.NativeFile):  # a Python binary file: the caller closes it
-        source = pa.PythonFile(source, mode="r")
-    return _tail(lambda n, offset: source.read_at(n, offset), source.size())
+            yield (lambda n, offset: f.read_at(n, offset)), f.size()
+    else:
+        if not isinstance(source, pa.NativeFile):  # a Python binary file: the caller closes it
+            source = pa.PythonFile(source, mode="r")
+        yield (lambda n, offset: source.read_at(n, offset)), source.size()
 
 
 def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
-                filesystem=None) -> FileFooter:
+                filesystem=None, bloom=None) -> FileFooter:
     """Read one file's footer and its raw per-row-group statistics.
 
     ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
-    file object; ``path`` names the file in the result. Raises ``OSError`` when the file cannot
-    be read and ``ValueError`` / ``pyarrow.ArrowException`` when it is not valid Parquet.
+    file object; ``path`` names the file in the result. ``bloom`` (True, or column names):
+    also read those leaves' Bloom filters, while the file is open. Raises ``OSError`` when
+    the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` when it is not
+    valid Parquet.
     """
-    footer = _footer_bytes(source, filesystem)
+    with _opened(source, filesystem) as (read_at, size):
+        footer = _tail(read_at, size)
+        result = _decode(footer, path, columns)
+        if bloom:
+            _read_blooms(result, bloom, read_at, size)
+    return result
+
+
+def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None) -> FileFooter:
     try:
         info, chunks, num_rows = _thrift.decode_footer(footer)
     except ValueError as e:
@@ -374,6 +429,26 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     data, rows = _thrift.select_stats(footer, chunks, plan.num_columns, plan.leaf_index,
                                       plan.leaf_type, trust_new, trust_old, use_new)
     return FileFooter(path, key, plan, num_rows, data, rows)
+
+
+def _read_blooms(footer: FileFooter, wanted, read_at, size: int) -> None:
+    """Read the Bloom filters of the wanted leaves of every row group into ``footer``."""
+    plan = footer.plan
+    width = len(plan.leaves)
+    offsets = footer.rows[:, _thrift.S_BLOOM_OFF]
+    # with bloom=True, only the leaves this file wrote filters for
+    chosen = [(j, p) for j, p in plan.bloom_leaves(wanted)
+              if wanted is not True or (offsets[j::width] >= 0).any()]
+    places = [(int(footer.rows[r * width + j, _thrift.S_BLOOM_OFF]),
+               int(footer.rows[r * width + j, _thrift.S_BLOOM_LEN]))
+              for j, _ in chosen for r in range(len(footer.num_rows))]
+    words, problems = read_filters(read_at, size, places)
+    groups = len(footer.num_rows)
+    for k, (j, leaf_path) in enumerate(chosen):
+        footer.blooms[leaf_path] = words[k * groups:(k + 1) * groups]
+        footer.bloom_tokens[leaf_path] = plan.leaves[j].bloom
+    footer.bloom_bytes = sum(4 * len(w) for w in words if w is not None)
+    footer.problems = [f"{footer.path}: {p}" for p in problems]
 
 
 # ------------------------------------------------------------------------------ conversion

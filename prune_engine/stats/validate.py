@@ -38,7 +38,8 @@ def check_layout(schema: pa.Schema) -> None:
     if not pa.types.is_integer(schema.field(layout.NUM_RECORDS).type):
         raise StatsError(f"column {layout.NUM_RECORDS!r} must be an integer type, not "
                          f"{schema.field(layout.NUM_RECORDS).type}", column=layout.NUM_RECORDS)
-    for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT, layout.NAN_COUNT, layout.NGRAM_INDEX):
+    for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT, layout.NAN_COUNT, layout.NGRAM_INDEX,
+                 layout.BLOOM_FILTER):
         if name in names and not pa.types.is_struct(schema.field(name).type):
             raise StatsError(f"column {name!r} must be a struct, not {schema.field(name).type}", column=name)
     for name in (layout.NULL_COUNT, layout.NAN_COUNT):
@@ -54,8 +55,10 @@ def check_layout(schema: pa.Schema) -> None:
             col = ".".join(path)
             raise StatsError(f"min_values.{col} is {lows[path]} but max_values.{col} is {highs[path]}",
                              column=f"{layout.MAX_VALUES}.{col}")
-    if layout.NGRAM_INDEX in names:
-        for f in schema.field(layout.NGRAM_INDEX).type:
+    for index in (layout.NGRAM_INDEX, layout.BLOOM_FILTER):
+        if index not in names:
+            continue
+        for f in schema.field(index).type:
             if not (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)):
-                col = f"{layout.NGRAM_INDEX}.{f.name}"
+                col = f"{index}.{f.name}"
                 raise StatsError(f"index column {col!r} must be binary, not {f.type}", column=col)

@@ -1,0 +1,416 @@
+"""Parquet Bloom filters as statistics: files kept, probe speed, collect speed, and the engines
+that probe them at scan time.
+
+One lake (``bloom_lake.py``), written once per session into a temp dir with a fixed seed: 2,000
+Parquet files of 1,000 to 5,000 rows, an unsorted int64 key ``k`` and an unsorted 16-character
+string key ``s``, a Bloom filter per column written by pyarrow (``ndv`` = the file's rows, FPP
+1%). Min/max statistics prune nothing here (every file spans the key range); the Bloom filters
+are collected with ``pe.collect_stats(lake, granularity="file", bloom=True)``. Groups:
+
+    bloom kept        pe.prune of ``k = v`` (``s = v``) for 20 present and 20 absent keys, of
+                      ``IN`` of 100 present keys, and of ``IN`` of 1,000 keys (the time of the
+                      last: target <= 5 ms at 2,000 files), with the Bloom column and, as the
+                      ``minmax`` engine, without it; ``compiled`` is ``pe.compile(...).evaluate``
+    bloom collect     collect_stats with bloom=True (target >= 5,000 files/s) and without
+    bloom lookup      ``count(*) WHERE k = v`` end to end: pe.scan (statistics collected
+                      beforehand) against DuckDB (probes the Bloom filters while scanning),
+                      pyarrow.dataset (min/max only) and DataFusion (when installed)
+    bloom first call  a fresh process's import and first Bloom probe, numba cache cold or warm
+    bloom spark ...   a second lake written by Spark (parquet-java's filters, ``SPARK_ROWS``
+                      rows per file) on one local[2] session: ``pes.collect_stats(spark, lake,
+                      bloom=True)`` and the files it keeps; ``k = v`` end to end, plain
+                      ``spark.read.parquet(lake).where(...)`` (parquet-java probes the filters
+                      of the row groups it opens) against ``pes.read`` (files ruled out first)
+
+``extra_info`` holds the files kept (``kept``; ``kept_mean``/``kept_max`` over several keys),
+their bound (``bound``: 1 + 2 x FPP x files for ``=``; the expected count plus 2 x FPP x files
+for ``IN``, see ``bloom_lake.in_bound``), the false-positive rate measured on absent keys
+(``fpp_measured``), ``files_per_s``, ``bloom_bytes`` and ``footer_bytes`` (the sum of the
+footer lengths), and a peer's time as a multiple of pe.scan's in the same run (``vs_pe_scan``).
+
+Quick mode (``--bench-rounds`` given, as ``bench/run.py --quick`` does) uses 200 files;
+``BLOOM_BENCH_FILES`` sets the count (both lakes). ``-k "not spark"`` leaves Spark out. Run::
+
+    python -m pytest bench/test_bench_bloom.py --benchmark-json=bloom.json -q
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+import bloom_lake
+import prune_engine as pe
+from bloom_lake import FPP
+from first_call import measure
+
+FULL_FILES = 2_000
+QUICK_FILES = 200
+#: point lookups per column (present keys, and absent ones)
+LOOKUPS = 20
+#: the issue's targets
+IN_1000_TARGET_S = 5e-3
+COLLECT_TARGET_FILES_PER_S = 5_000
+#: medians of this run, for the peers' ratios: group -> seconds of pe.scan
+_BASE: dict[str, float] = {}
+
+
+def _num_files(config) -> int:
+    if "BLOOM_BENCH_FILES" in os.environ:
+        return int(os.environ["BLOOM_BENCH_FILES"])
+    return QUICK_FILES if config.getoption("--bench-rounds") is not None else FULL_FILES
+
+
+@pytest.fixture(scope="session")
+def lake(pytestconfig, tmp_path_factory) -> bloom_lake.Lake:
+    root = tmp_path_factory.mktemp("bloom_lake")
+    return bloom_lake.write_lake(str(root), _num_files(pytestconfig))
+
+
+@pytest.fixture(scope="session")
+def stats(lake):
+    """The lake's file statistics with the Bloom filters of ``k`` and ``s``."""
+    return pe.collect_stats(lake.root, granularity="file", bloom=True, progress=False)
+
+
+@pytest.fixture(scope="session")
+def minmax_stats(lake):
+    """The same without Bloom filters: min/max and counts alone."""
+    return pe.collect_stats(lake.root, granularity="file", progress=False)
+
+
+def _sql(values) -> str:
+    return ", ".join(f"'{v}'" if isinstance(v, str) else str(int(v)) for v in values)
+
+
+def _kept(stats, expr: str) -> np.ndarray:
+    mask = pe.prune(stats, expr)
+    return np.asarray(mask.to_numpy(zero_copy_only=False), bool)
+
+
+def _record(benchmark, group: str, engine: str, **info):
+    benchmark.group = group
+    benchmark.extra_info.update({"engine": engine, **info})
+
+
+def _samples(lake, column: str) -> np.ndarray:
+    return lake.k_samples if column == "k" else lake.s_samples
+
+
+# -- files kept -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_point_lookup(benchmark, lake, stats, minmax_stats, column):
+    """``column = v``: files kept with the Bloom filters (20 present keys, from 20 files; 20
+    absent keys) against min/max alone. Timed: one present key."""
+    files = len(lake.files)
+    rng = np.random.default_rng(2)
+    which = rng.choice(files, min(LOOKUPS, files), replace=False)
+    present = [_samples(lake, column)[i, 0] for i in which]
+    absent = (bloom_lake.absent_k if column == "k" else bloom_lake.absent_s)(LOOKUPS)
+    kept, minmax_kept = [], []
+    for i, v in zip(which, present):
+        mask = _kept(stats, f"{column} = {_sql([v])}")
+        assert mask[i], f"file {i} holds {column} = {v!r} but was pruned"
+        kept.append(int(mask.sum()))
+        minmax_kept.append(int(_kept(minmax_stats, f"{column} = {_sql([v])}").sum()))
+    false_pos = [int(_kept(stats, f"{column} = {_sql([v])}").sum()) for v in absent]
+    bound = 1 + 2 * FPP * files
+    _record(benchmark, f"bloom kept {files} files", "pe.prune", scenario=f"{column} = v",
+            files=files, kept_mean=float(np.mean(kept)), kept_max=max(kept),
+            kept_minmax_mean=float(np.mean(minmax_kept)), kept_minmax_max=max(minmax_kept),
+            bound=bound,
+            absent_kept_mean=float(np.mean(false_pos)),
+            fpp_measured=float(np.sum(false_pos)) / (len(absent) * files))
+    expr = f"{column} = {_sql([present[0]])}"
+    benchmark(pe.prune, stats, expr)
+    assert np.mean(kept) <= bound
+    # the Bloom probe ANDs min/max: never more than min/max alone, which keeps most files
+    assert all(b <= m for b, m in zip(kept, minmax_kept))
+
+
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_in_100(benchmark, lake, stats, minmax_stats, column):
+    """``column IN (100 present keys)``, one key from each of 100 files (all files when
+    fewer): files kept against the expected count."""
+    files = len(lake.files)
+    n = min(100, files)
+    which = np.random.default_rng(3).choice(files, n, replace=False)
+    values = [_samples(lake, column)[i, 1] for i in which]
+    expr = f"{column} IN ({_sql(values)})"
+    mask = _kept(stats, expr)
+    assert mask[which].all(), "a file holding one of the keys was pruned"
+    expected = bloom_lake.in_bound(files, n, len(values))
+    bound = expected + 2 * FPP * files
+    _record(benchmark, f"bloom kept {files} files", "pe.prune", scenario=f"{column} IN 100",
+            files=files, kept=int(mask.sum()), kept_minmax=int(_kept(minmax_stats, expr).sum()),
+            expected=expected, bound=bound)
+    benchmark(pe.prune, stats, expr)
+    assert mask.sum() <= bound
+
+
+def _in_1000(lake, column: str) -> tuple[str, np.ndarray]:
+    """``column IN`` 1,000 present keys: from 1,000 files, or every sample of each file when
+    fewer (200 files: 5 keys of each)."""
+    files = len(lake.files)
+    samples = _samples(lake, column)
+    per_file = -(-1000 // files)
+    values = samples[:, :per_file].ravel()[:1000]
+    held = np.unique(np.arange(files).repeat(per_file)[:1000])
+    return f"{column} IN ({_sql(values)})", held
+
+
+@pytest.mark.parametrize("engine", ["pe.prune", "compiled", "minmax"])
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_in_1000(benchmark, lake, stats, minmax_stats, column, engine):
+    """The time of ``column IN (1,000 keys)`` over the lake's file statistics, with the Bloom
+    probes (target <= 5 ms at 2,000 files), compiled once beforehand, and min/max alone."""
+    files = len(lake.files)
+    expr, held = _in_1000(lake, column)
+    table = minmax_stats if engine == "minmax" else stats
+    if engine == "compiled":
+        program = pe.compile(expr, stats.schema)
+        run = lambda: program.evaluate(table)  # noqa: E731
+    else:
+        run = lambda: pe.prune(table, expr)  # noqa: E731
+    mask = np.asarray(run().to_numpy(zero_copy_only=False), bool)
+    assert mask[held].all(), "a file holding one of the keys was pruned"
+    _record(benchmark, f"bloom IN 1000 {files} files", engine, scenario=f"{column} IN 1000",
+            files=files, kept=int(mask.sum()), expected=bloom_lake.in_bound(
+                files, len(held), 1000) if engine != "minmax" else files,
+            target_s=IN_1000_TARGET_S)
+    benchmark(run)
+    benchmark.extra_info["meets_target"] = bool(benchmark.stats.stats.median <= IN_1000_TARGET_S)
+
+
+# -- collect ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bloom", [True, False], ids=["bloom", "no_bloom"])
+def test_collect(benchmark, rounds, lake, bloom):
+    """``pe.collect_stats(lake, granularity="file", bloom=...)``: files per second, and the
+    Bloom bytes read next to the footers' bytes."""
+    files = len(lake.files)
+    _record(benchmark, f"bloom collect {files} files",
+            "collect bloom" if bloom else "collect", files=files,
+            footer_bytes=bloom_lake.footer_bytes(lake.files),
+            target_files_per_s=COLLECT_TARGET_FILES_PER_S)
+    kwargs = {"bloom": True} if bloom else {}
+    stats = benchmark.pedantic(lambda: pe.collect_stats(lake.root, granularity="file",
+                                                        progress=False, **kwargs),
+                               rounds=rounds(5), iterations=1, warmup_rounds=1)
+    assert stats.num_rows == files
+    per_s = files / benchmark.stats.stats.median
+    benchmark.extra_info["files_per_s"] = per_s
+    if bloom:
+        bloom_bytes = stats.metadata["bloom"]["bytes_read"]
+        benchmark.extra_info.update(
+            bloom_bytes=bloom_bytes, bloom_bytes_per_file=bloom_bytes / files,
+            bloom_problems=len(stats.metadata["bloom"].get("problems", [])),
+            meets_target=bool(per_s >= COLLECT_TARGET_FILES_PER_S))
+
+
+# -- point lookup end to end, against the engines that probe Bloom filters while scanning ------
+
+def _lookup_key(lake) -> int:
+    return int(lake.k_samples[len(lake.files) // 3, 2])
+
+
+def _peer(benchmark, rounds, lake, engine: str, fn, what: str = "rows", **info):
+    group = f"bloom lookup {len(lake.files)} files"
+    _record(benchmark, group, engine, files=len(lake.files), **info)
+    count = benchmark.pedantic(fn, rounds=rounds(5), iterations=1, warmup_rounds=1)
+    assert count >= 1
+    benchmark.extra_info[what] = int(count)
+    seconds = benchmark.stats.stats.median
+    if engine == "pe.scan":
+        _BASE[group] = seconds
+    elif group in _BASE:
+        benchmark.extra_info["vs_pe_scan"] = seconds / _BASE[group]
+
+
+def test_lookup_pe_scan(benchmark, rounds, lake, stats):
+    key = _lookup_key(lake)
+    summaries = []
+
+    def run():
+        table, summary = pe.scan(lake.root, f"k = {key}", columns=["k"], stats=stats,
+                                 return_summary=True)
+        summaries.append(summary)
+        return table.num_rows
+
+    _peer(benchmark, rounds, lake, "pe.scan", run)
+    benchmark.extra_info["files_read"] = summaries[-1].files_read
+
+
+def test_lookup_pe_prune(benchmark, rounds, lake, stats):
+    """The pruning alone (what pe.scan spends before reading the kept files)."""
+    key = _lookup_key(lake)
+    _peer(benchmark, rounds, lake, "pe.prune only",
+          lambda: int(_kept(stats, f"k = {key}").sum()), what="kept")
+
+
+def test_lookup_duckdb(benchmark, rounds, lake):
+    import duckdb
+
+    con = duckdb.connect()
+    glob = os.path.join(lake.root, "*.parquet")
+    sql = f"SELECT count(*) FROM read_parquet('{glob}') WHERE k = {_lookup_key(lake)}"
+    _peer(benchmark, rounds, lake, "duckdb", lambda: con.execute(sql).fetchone()[0],
+          threads=con.execute("SELECT current_setting('threads')").fetchone()[0])
+
+
+def test_lookup_pyarrow_dataset(benchmark, rounds, lake):
+    dataset = ds.dataset(lake.root, format="parquet")
+    key = _lookup_key(lake)
+    _peer(benchmark, rounds, lake, "pyarrow.dataset",
+          lambda: dataset.count_rows(filter=ds.field("k") == pa.scalar(key, pa.int64())))
+
+
+def test_lookup_datafusion(benchmark, rounds, lake):
+    datafusion = pytest.importorskip("datafusion")
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("lake", lake.root)
+    sql = f"SELECT count(*) FROM lake WHERE k = {_lookup_key(lake)}"
+    bloom = ctx.sql("SELECT value FROM information_schema.df_settings WHERE name = "
+                    "'datafusion.execution.parquet.bloom_filter_on_read'").to_pylist() \
+        if _has_information_schema(ctx) else []
+    _peer(benchmark, rounds, lake, "datafusion",
+          lambda: ctx.sql(sql).to_arrow_table().column(0)[0].as_py(),
+          bloom_filter_on_read=bloom[0]["value"] if bloom else "default")
+
+
+def _has_information_schema(ctx) -> bool:
+    try:
+        ctx.sql("SELECT 1 FROM information_schema.df_settings LIMIT 1").collect()
+        return True
+    except Exception:  # information_schema off in this version's defaults
+        return False
+
+
+# -- first call ----------------------------------------------------------------------------------
+
+FIRST_CALL = """
+import time
+import numpy as np, pyarrow as pa
+t = time.perf_counter()
+from prune_engine.bloom.encoding import hashes, plain_bytes
+from prune_engine.bloom.format import encode_entry
+from prune_engine.bloom.probe import bit_masks, may_contain
+words = np.zeros(8, np.uint32)
+for i, m in enumerate(bit_masks(hashes(plain_bytes(42, pa.int64(), "int64")))[1][0]):
+    words[i] |= m
+index = pa.array([encode_entry("int64", [words]), None])
+assert may_contain(index, [42, 7], pa.int64()).tolist() == [True, True]
+print(time.perf_counter() - t)
+"""
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_first_call(benchmark, cache, tmp_path_factory):
+    benchmark.group = "bloom first call"
+    measure(benchmark, FIRST_CALL, cache, "import + first Bloom probe (numba kernel)",
+            tmp_path_factory.getbasetemp() / "numba_cache_bloom")
+
+
+# -- Spark: a lake written by Spark (parquet-java's Bloom filters) ------------------------------
+
+SPARK_ROWS = 3_000
+
+
+@pytest.fixture(scope="module")
+def spark_lake(pytestconfig, tmp_path_factory, spark):
+    """``_num_files`` files of ``SPARK_ROWS`` rows written by Spark, with parquet-java's Bloom
+    filters on ``k`` (a 64-bit hash of the row number: unsorted) and ``s`` (16 hex
+    characters of a SHA-256); one present key of each."""
+    import pyarrow.parquet as pq
+
+    files = _num_files(pytestconfig)
+    root = str(tmp_path_factory.mktemp("bloom_spark_lake") / "lake")
+    frame = spark.range(0, files * SPARK_ROWS, numPartitions=files).selectExpr(
+        "xxhash64(id, 7) AS k", "substr(sha2(cast(id AS string), 256), 1, 16) AS s")
+    writer = frame.write
+    for col in ("k", "s"):
+        writer = (writer.option(f"parquet.bloom.filter.enabled#{col}", "true")
+                  .option(f"parquet.bloom.filter.expected.ndv#{col}", str(SPARK_ROWS))
+                  .option(f"parquet.bloom.filter.fpp#{col}", str(FPP)))
+    writer.parquet(root)
+    paths = sorted(os.path.join(root, f) for f in os.listdir(root) if f.endswith(".parquet"))
+    some = pq.read_table(paths[len(paths) // 3]).slice(5, 1).to_pylist()[0]
+    return root, paths, some["k"], some["s"]
+
+
+def test_spark_collect(benchmark, rounds, spark, spark_lake):
+    """``pes.collect_stats(spark, lake, granularity="file", bloom=True)`` (footers and
+    filters read by the executors) on the Spark-written lake; files kept by ``k = v``."""
+    import prune_engine.spark as pes
+
+    root, paths, key, skey = spark_lake
+    files = len(paths)
+    _record(benchmark, f"bloom spark {files} files", "pes.collect_stats", files=files)
+    stats = benchmark.pedantic(lambda: pes.collect_stats(spark, root, granularity="file",
+                                                         bloom=True),
+                               rounds=rounds(3), iterations=1, warmup_rounds=1)
+    local = pe.collect_stats(root, granularity="file", bloom=True, progress=False)
+    assert stats.num_rows == files
+    kept = {c: int(_kept(stats, f"{c} = {_sql([v])}").sum()) for c, v in (("k", key), ("s", skey))}
+    benchmark.extra_info.update(
+        files_per_s=files / benchmark.stats.stats.median,
+        bloom_bytes=stats.metadata["bloom"]["bytes_read"],
+        local_bloom_bytes=local.metadata["bloom"]["bytes_read"],
+        footer_bytes=bloom_lake.footer_bytes(paths), kept_k=kept["k"], kept_s=kept["s"],
+        local_kept_k=int(_kept(local, f"k = {key}").sum()))
+    assert stats.metadata["bloom"]["bytes_read"] > 0, "no Bloom filter read from Spark's files"
+    assert 1 <= kept["k"] <= 1 + 2 * FPP * files
+
+
+@pytest.fixture(scope="module")
+def spark_stats(spark_lake):
+    return pe.collect_stats(spark_lake[0], granularity="file", bloom=True, progress=False)
+
+
+def test_spark_lookup_plain(benchmark, rounds, spark, spark_lake):
+    """Plain Spark: ``spark.read.parquet(lake).where("k = v")``, parquet-java probing the
+    Bloom filters of each row group it opens (``files_scanned``: files the scan listed)."""
+    import prune_engine.spark as pes
+
+    root, paths, key, _ = spark_lake
+    group = f"bloom spark lookup {len(paths)} files"
+    _record(benchmark, group, "plain", files=len(paths))
+
+    def run():
+        df = spark.read.parquet(root).where(f"k = {key}")
+        df.collect()
+        return df
+
+    df = benchmark.pedantic(run, rounds=rounds(5), iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(files_scanned=pes.files_scanned(df), rows=df.count())
+    _BASE[group] = benchmark.stats.stats.median
+
+
+def test_spark_lookup_pes(benchmark, rounds, spark, spark_lake, spark_stats):
+    """``pes.read(spark, lake, "k = v", stats=...)``: the files the Bloom filters rule out are
+    never listed to Spark."""
+    import prune_engine.spark as pes
+
+    root, paths, key, _ = spark_lake
+    group = f"bloom spark lookup {len(paths)} files"
+    _record(benchmark, group, "prune_engine", files=len(paths))
+    summaries = []
+
+    def run():
+        df, summary = pes.read(spark, root, f"k = {key}", stats=spark_stats,
+                               return_summary=True)
+        summaries.append(summary)
+        df.collect()
+        return df
+
+    df = benchmark.pedantic(run, rounds=rounds(5), iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(
+        files_scanned=pes.files_scanned(df), kept=summaries[-1].files_read, rows=df.count(),
+        prune_s=float(np.median([s.prune_seconds for s in summaries])))
+    if group in _BASE:
+        benchmark.extra_info["plain_over_prune_engine"] = _BASE[group] / benchmark.stats.stats.median
