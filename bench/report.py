@@ -15,7 +15,12 @@ the issue #2 and #10 targets; the warm ``pe.compile`` times; ``collect_stats`` a
 peers; the n-gram build and its index size against the false-positive rate; for
 ``bench/test_bench_scan.py``, the scan time and bytes read of each engine; for the Spark suite,
 each scenario's time against plain Spark, files scanned, the driver time spent pruning, and
-the issue #9 targets. The first-call costs (fresh process: import, parse, compile, numba JIT
+the issue #9 targets; for ``bench/test_bench_bloom.py``, the files the Bloom filters keep
+against their bound and min/max alone, ``IN`` of 1,000 keys against 5 ms, collect with the
+filters against 5,000 files/s and their bytes against the footers', and the lookup end to end
+against pe.scan; for ``bench/test_bench_tables.py``, a Delta and an Iceberg table's statistics
+against their footers (target 10x) and the files ``k IN`` 200 and 201 values keeps (PyIceberg's
+plan_files gives up above 200). The first-call costs (fresh process: import, parse, compile, numba JIT
 with a cold and a warm cache) come last, in a section of their own.
 
 >>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
@@ -324,7 +329,7 @@ def jit_first_call_table(others: list[dict]) -> str:
 def collect_table(others: list[dict]) -> str:
     """``bench/test_bench_collect.py``: per engine, the time to read every footer of the lake,
     files per second and the time as a multiple of ``collect_stats``'."""
-    rows = [o for o in others if "files_per_s" in o]
+    rows = [o for o in others if "files_per_s" in o and _group([o], "collect ")]
     if not rows:
         return ""
     base = next((o["seconds"] for o in rows if o["engine"] == "collect_stats"), None)
@@ -414,6 +419,244 @@ def spark_target_lines(others: list[dict]) -> list[str]:
             out.append(f"- {group}: {speedup:.1f}× plain Spark (target {SPARK_SPEEDUP_TARGET:g}×), "
                        f"{ours['files_scanned']:,} files scanned, {ours['kept']:,} kept — "
                        f"{'PASS' if ok else 'MISS'}")
+    return out
+
+
+#: bench/test_bench_bloom.py targets: IN of 1,000 keys over 2,000 files' statistics, and the
+#: collect speed with the Bloom filters
+BLOOM_IN_1000_TARGET_S = 5e-3
+BLOOM_COLLECT_TARGET_FILES_PER_S = 5_000
+#: bench/test_bench_tables.py target: a table's statistics this much faster than its footers
+TABLES_SPEEDUP_TARGET = 10.0
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _group(others: list[dict], prefix: str) -> list[dict]:
+    return [o for o in others if (o["group"] or "").startswith(prefix)]
+
+
+def bloom_kept_table(others: list[dict]) -> str:
+    """``bench/test_bench_bloom.py``: files kept with the Bloom filters against their bound and
+    against min/max alone, the false positives on absent keys, and the time of pe.prune.
+
+    >>> print(bloom_kept_table([{"group": "bloom kept 200 files", "scenario": "k IN 100",
+    ...     "files": 200, "kept": 128, "kept_minmax": 200, "expected": 163.4, "bound": 167.4,
+    ...     "seconds": 2.3e-4}]).splitlines()[2])
+    | k IN 100 | 200 | 128 | 167.4 (expected 163.4) — PASS | 200 | — | 230 µs |
+    """
+    rows = _group(others, "bloom kept")
+    if not rows:
+        return ""
+    lines = ["| predicate | files | kept with Bloom | bound | kept by min/max alone | "
+             "absent keys: kept (false-positive rate) | pe.prune |",
+             "|---|---:|---:|---|---:|---:|---:|"]
+    for o in rows:
+        if "kept_mean" in o:  # point lookups: mean over several present keys
+            kept, value = f"{o['kept_mean']:.2f} mean, {o['kept_max']} max", o["kept_mean"]
+            minmax = f"{o['kept_minmax_mean']:.1f}"
+            absent = f"{o['absent_kept_mean']:.2f} ({o['fpp_measured']:.2%})"
+            bound = f"{o['bound']:.1f}"
+        else:
+            kept, value, absent = f"{o['kept']:,}", o["kept"], "—"
+            minmax = f"{o['kept_minmax']:,}"
+            bound = f"{o['bound']:.1f} (expected {o['expected']:.1f})"
+        lines.append(f"| {o['scenario']} | {o['files']:,} | {kept} | {bound} — "
+                     f"{_verdict(value <= o['bound'])} | {minmax} | {absent} | "
+                     f"{fmt_time(o['seconds'])} |")
+    return "\n".join(lines)
+
+
+def bloom_in_table(others: list[dict]) -> str:
+    """``test_in_1000``: the time of ``IN`` (1,000 keys) over the file statistics, with the
+    Bloom probes (``pe.prune``, ``compiled``) and min/max alone, against the 5 ms target."""
+    rows = _group(others, "bloom IN 1000")
+    if not rows:
+        return ""
+    lines = [f"| predicate | engine | files | kept | expected | time | target "
+             f"{fmt_time(BLOOM_IN_1000_TARGET_S)} |", "|---|---|---:|---:|---:|---:|---|"]
+    for o in rows:
+        target = o.get("target_s", BLOOM_IN_1000_TARGET_S)
+        lines.append(f"| {o['scenario']} | {o['engine']} | {o['files']:,} | {o['kept']:,} | "
+                     f"{o['expected']:,.1f} | {fmt_time(o['seconds'])} | "
+                     f"{_verdict(o['seconds'] <= target)} |")
+    return "\n".join(lines)
+
+
+def bloom_collect_table(others: list[dict]) -> str:
+    """``test_collect``: collect_stats with and without the Bloom filters, files per second
+    against the target, and the Bloom bytes read next to the footers' bytes."""
+    rows = _group(others, "bloom collect")
+    if not rows:
+        return ""
+    lines = [f"| engine | files | time | files / s | target {BLOOM_COLLECT_TARGET_FILES_PER_S:,} "
+             "files / s | Bloom bytes read | footer bytes | Bloom / footer bytes |",
+             "|---|---:|---:|---:|---|---:|---:|---:|"]
+    for o in rows:
+        per_s = o["files"] / o["seconds"]
+        bloom = "bloom_bytes" in o
+        lines.append(
+            f"| {o['engine']} | {o['files']:,} | {fmt_time(o['seconds'])} | {per_s:,.0f} | "
+            + (_verdict(per_s >= o.get("target_files_per_s", BLOOM_COLLECT_TARGET_FILES_PER_S))
+               if bloom else "—")
+            + f" | {fmt_bytes(o['bloom_bytes']) if bloom else '—'} | "
+            f"{fmt_bytes(o['footer_bytes'])} | "
+            + (f"{o['bloom_bytes'] / o['footer_bytes']:.1f}×" if bloom else "—") + " |")
+    return "\n".join(lines)
+
+
+def bloom_lookup_table(others: list[dict]) -> str:
+    """``test_lookup_*``: ``count(*) WHERE k = v`` end to end, each engine's time as a multiple
+    of pe.scan's (the peers probe the Bloom filters while scanning, pe.scan beforehand)."""
+    rows = _group(others, "bloom lookup")
+    if not rows:
+        return ""
+    base = next((o["seconds"] for o in rows if o["engine"] == "pe.scan"), None)
+    lines = ["| engine | files | time | vs pe.scan | rows | files read / kept |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for o in rows:
+        ratio = f"{o['seconds'] / base:.2f}×" if base else (
+            f"{o['vs_pe_scan']:.2f}×" if "vs_pe_scan" in o else "—")
+        files = o.get("files_read", o.get("kept"))
+        lines.append(f"| {o['engine']} | {o['files']:,} | {fmt_time(o['seconds'])} | {ratio} | "
+                     f"{o.get('rows', '—')} | {'—' if files is None else f'{files:,}'} |")
+    return "\n".join(lines)
+
+
+def bloom_spark_table(others: list[dict]) -> str:
+    """The Spark-written lake: ``pes.collect_stats`` with the Bloom filters, and ``k = v`` end
+    to end, plain Spark against ``pes.read``."""
+    rows = _group(others, "bloom spark")
+    if not rows:
+        return ""
+    lines = ["| scenario | engine | time | vs plain | files scanned | notes |",
+             "|---|---|---:|---:|---:|---|"]
+    plain = {o["group"]: o["seconds"] for o in rows if o["engine"] == "plain"}
+    for o in rows:
+        ratio = (f"{plain[o['group']] / o['seconds']:.1f}×"
+                 if o["group"] in plain and o["engine"] != "plain" else "—")
+        scanned = f"{o['files_scanned']:,}" if "files_scanned" in o else "—"
+        if "kept" in o:
+            scanned += f" (kept {o['kept']:,})"
+        if "bloom_bytes" in o:
+            notes = (f"{o['files'] / o['seconds']:,.0f} files / s; "
+                     f"Bloom {fmt_bytes(o['bloom_bytes'])} "
+                     f"(local {fmt_bytes(o['local_bloom_bytes'])}), "
+                     f"footers {fmt_bytes(o['footer_bytes'])}; k = v keeps {o['kept_k']:,} "
+                     f"(local {o['local_kept_k']:,}), s = v {o['kept_s']:,}")
+        else:
+            notes = f"pruning {fmt_time(o['prune_s'])}" if "prune_s" in o else "—"
+        lines.append(f"| {o['group']} | {o['engine']} | {fmt_time(o['seconds'])} | {ratio} | "
+                     f"{scanned} | {notes} |")
+    return "\n".join(lines)
+
+
+def bloom_target_lines(others: list[dict]) -> list[str]:
+    """The Bloom targets: IN of 1,000 keys under 5 ms (set at 2,000 files), collect with the
+    filters at 5,000 files / s or more, and point lookups within their bound."""
+    out = []
+    ins = [o for o in _group(others, "bloom IN 1000") if o["engine"] == "pe.prune"]
+    if ins:
+        ok = all(o["seconds"] <= BLOOM_IN_1000_TARGET_S for o in ins)
+        out.append(f"- IN of 1,000 keys at {ins[0]['files']:,} files under "
+                   f"{fmt_time(BLOOM_IN_1000_TARGET_S)} (target set at 2,000 files): "
+                   + ", ".join(f"{o['scenario']} {fmt_time(o['seconds'])}" for o in ins)
+                   + f" — {_verdict(ok)}")
+    collect = [o for o in _group(others, "bloom collect") if "bloom_bytes" in o]
+    for o in collect:
+        per_s = o["files"] / o["seconds"]
+        out.append(f"- collect_stats with the Bloom filters at {BLOOM_COLLECT_TARGET_FILES_PER_S:,}"
+                   f" files / s or more: {per_s:,.0f} over {o['files']:,} files — "
+                   f"{_verdict(per_s >= BLOOM_COLLECT_TARGET_FILES_PER_S)}")
+    points = [o for o in _group(others, "bloom kept") if "kept_mean" in o]
+    if points:
+        ok = all(o["kept_mean"] <= o["bound"] for o in points)
+        out.append("- point lookups keep at most 1 + 2 × FPP × files on average: "
+                   + ", ".join(f"{o['scenario']} {o['kept_mean']:.2f} of {o['bound']:.1f}"
+                               for o in points) + f" — {_verdict(ok)}")
+    return out
+
+
+def tables_stats_table(others: list[dict]) -> str:
+    """``bench/test_bench_tables.py``: a Delta and an Iceberg table's statistics from their log
+    or manifests against ``collect_stats`` of their data files (the footers), files per
+    second and the speed-up over the footers (target 10×).
+
+    >>> print(tables_stats_table([
+    ...     {"group": "tables stats 200 files", "engine": "collect_stats", "format": "delta",
+    ...      "files": 200, "seconds": 8e-3},
+    ...     {"group": "tables stats 200 files", "engine": "stats_from_delta", "format": "delta",
+    ...      "files": 200, "seconds": 4e-3}]).splitlines()[3])
+    | delta | stats_from_delta | 200 | 4.00 ms | 50,000 | 2.0× — MISS |
+    """
+    rows = _group(others, "tables stats")
+    if not rows:
+        return ""
+    footers = {o["format"]: o["seconds"] for o in rows if o["engine"] == "collect_stats"}
+    lines = ["| format | engine | files | time | files / s | speed-up over the footers "
+             f"(target {TABLES_SPEEDUP_TARGET:g}×) |", "|---|---|---:|---:|---:|---|"]
+    for o in sorted(rows, key=lambda o: (o["format"], o["engine"] != "collect_stats")):
+        if o["engine"] == "collect_stats" or o["format"] not in footers:
+            speedup = "—"
+        else:
+            v = footers[o["format"]] / o["seconds"]
+            speedup = f"{v:.1f}× — {_verdict(v >= TABLES_SPEEDUP_TARGET)}"
+        lines.append(f"| {o['format']} | {o['engine']} | {o['files']:,} | "
+                     f"{fmt_time(o['seconds'])} | {o['files'] / o['seconds']:,.0f} | {speedup} |")
+    return "\n".join(lines)
+
+
+def tables_in_table(others: list[dict]) -> str:
+    """``k IN`` (200 and 201 values from a few files): per engine, the files kept (and the
+    time of the call), against the files holding a value."""
+    rows = _group(others, "tables IN")
+    if not rows:
+        return ""
+    engines = list(dict.fromkeys(o["engine"] for o in rows))
+    lines = ["| IN values | files | files holding a value | " + " | ".join(engines) + " |",
+             "|---:|---:|---:|" + "---:|" * len(engines)]
+    for group in dict.fromkeys(o["group"] for o in rows):
+        cell = {o["engine"]: o for o in rows if o["group"] == group}
+        first = next(iter(cell.values()))
+        kept = [f"{cell[e]['kept']:,} ({fmt_time(cell[e]['seconds'])})" if e in cell else "—"
+                for e in engines]
+        lines.append(f"| {first['values']} | {first['files']:,} | {first['held']:,} | "
+                     + " | ".join(kept) + " |")
+    return "\n".join(lines)
+
+
+def tables_target_lines(others: list[dict]) -> list[str]:
+    """Each table format's statistics 10× faster than its footers; pe.prune keeps exactly the
+    files holding a value where PyIceberg's plan_files gives up (IN above 200 values)."""
+    out = []
+    rows = _group(others, "tables stats")
+    footers = {o["format"]: o for o in rows if o["engine"] == "collect_stats"}
+    for o in rows:
+        if o["engine"] != "collect_stats" and o["format"] in footers:
+            base = footers[o["format"]]["seconds"]
+            v = base / o["seconds"]
+            out.append(f"- {o['engine']} at least {TABLES_SPEEDUP_TARGET:g}× faster than the "
+                       f"footers of its {o['files']:,} files (target set at 2,000 files): "
+                       f"{v:.1f}× "
+                       f"({fmt_time(o['seconds'])} against {fmt_time(base)})"
+                       f" — {_verdict(v >= TABLES_SPEEDUP_TARGET)}")
+    for group in dict.fromkeys(o["group"] for o in _group(others, "tables IN")):
+        cell = {o["engine"]: o for o in others if o["group"] == group}
+        ours = [o for e, o in cell.items() if e.startswith("pe.prune")]
+        peer = cell.get("pyiceberg plan_files")
+        if not ours:
+            continue
+        first = ours[0]
+        exact = all(o["kept"] == o["held"] for o in ours)
+        text = (f"- IN of {first['values']} values over {first['files']:,} files: pe.prune keeps "
+                + ", ".join(f"{o['kept']:,}" for o in ours) + f" ({first['held']:,} hold a value)")
+        if peer:
+            text += f", PyIceberg plan_files {peer['kept']:,}"
+            if peer.get("gives_up"):
+                text += " (gives up)"
+        out.append(text + f" — {_verdict(exact)}")
     return out
 
 
@@ -511,6 +754,21 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
     parts += [part for title, table in sections if table for part in (title, table)]
     if spark_table(others):
         parts += ["## Targets (issue #9)", "\n".join(spark_target_lines(others))]
+    bloom = [
+        (f"## Bloom filters: files kept ({stat} time of pe.prune)", bloom_kept_table(others)),
+        (f"## Bloom filters: IN of 1,000 keys ({stat})", bloom_in_table(others)),
+        (f"## Bloom filters: collect_stats ({stat})", bloom_collect_table(others)),
+        (f"## Bloom filters: point lookup end to end ({stat}; ratio to pe.scan)",
+         bloom_lookup_table(others)),
+        (f"## Bloom filters: a lake written by Spark ({stat})", bloom_spark_table(others)),
+        ("## Targets (Bloom filters)", "\n".join(bloom_target_lines(others))),
+        (f"## Delta and Iceberg: table statistics against the footers ({stat})",
+         tables_stats_table(others)),
+        (f"## Delta and Iceberg: files kept by k IN (n values) ({stat} time per call)",
+         tables_in_table(others)),
+        ("## Targets (Delta and Iceberg)", "\n".join(tables_target_lines(others))),
+    ]
+    parts += [part for title, table in bloom if table for part in (title, table)]
     first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),
              ("### numba kernels", jit_first_call_table(others)),
              ("### Spark executors", spark_first_call_table(others))]

@@ -64,10 +64,10 @@ def _stats(args) -> None:
     started = time.perf_counter()
     table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
     if table_format and (args.ngram or args.granularity == "row_group" or args.threads
-                         or args.bloom is not None):
+                         or args.bloom is not None or args.dictionaries is not None):
         raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
                            "from the table's metadata: it takes --granularity file, and no "
-                           "--ngram, --bloom or --threads")
+                           "--ngram, --bloom, --dictionaries or --threads")
     if args.version is not None and not args.delta:
         raise CommandError("--version is a Delta table's version: it needs --delta")
     if args.delta:
@@ -77,7 +77,9 @@ def _stats(args) -> None:
     else:
         stats = pe.collect_stats(args.source, granularity=args.granularity, ngram=args.ngram,
                                  threads=args.threads,
-                                 bloom=True if args.bloom == [] else args.bloom)
+                                 bloom=True if args.bloom == [] else args.bloom,
+                                 dictionaries=True if args.dictionaries == []
+                                 else args.dictionaries)
     stats.save(args.output)
     took = f"{time.perf_counter() - started:.2f} s"
     if table_format:
@@ -372,6 +374,10 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
     p.add_argument("--bloom", nargs="*", metavar="COLUMN",
                    help="read the Parquet Bloom filters the files carry (of these columns; "
                         "with no column, of every column) for = and IN")
+    p.add_argument("--dictionaries", nargs="*", metavar="COLUMN",
+                   help="read the dictionary pages of fully dictionary-encoded chunks (of these "
+                        "columns; with no column, of every column) as exact value sets for =, "
+                        "IN, != and NOT IN")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="footer-reading threads (default: one per core)")
     source = p.add_mutually_exclusive_group()

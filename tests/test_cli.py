@@ -77,7 +77,7 @@ def test_stats_saves_what_collect_stats_returns(lake, stats_file, capsys):
     assert by_file.column("row_group").null_count == 6, "file granularity: no row groups"
 
 
-def test_stats_with_bloom_filters(tmp_path, capsys):
+def test_stats_with_bloom_filters_and_dictionaries(tmp_path, capsys):
     import pyarrow.parquet as pq
 
     lake = tmp_path / "lake"
@@ -100,6 +100,11 @@ def test_stats_with_bloom_filters(tmp_path, capsys):
         assert pe.prune(stats, "k IN (66, 1000)").to_pylist() == [False, True]
     code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "x.parquet", "--bloom", "v", "w")
     assert code == 2 and "bloom= names 'w'" in err
+    code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "d.parquet", "--dictionaries")
+    assert code == 0 and err == "", err
+    stats = pe.read_stats(tmp_path / "d.parquet")
+    assert pe.prune(stats, "v != 'a'").to_pylist() == [True] * 2, "b and c are not 'a'"
+    assert pe.prune(stats, "v NOT IN ('a', 'b', 'c')").to_pylist() == [False] * 2
 
 
 def test_stats_of_a_delta_table(tmp_path, capsys):

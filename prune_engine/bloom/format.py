@@ -40,10 +40,12 @@ bits.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 import numpy as np
 
+from prune_engine._compact import ThriftError, read_struct, varint
 from prune_engine.errors import IndexCorruptError
 
 MAGIC = b"PEBF"
@@ -60,52 +62,13 @@ MAX_BITSET_BYTES = 128 << 20
 # ------------------------------------------------------------------------------ file bytes
 
 
-class HeaderError(ValueError):
-    """A Bloom filter header that is malformed or not a split-block xxHash filter."""
+#: a Bloom filter header that is malformed or not a split-block xxHash filter
+HeaderError = ThriftError
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise HeaderError("the header is truncated")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _struct(buf: bytes, pos: int, depth: int = 0) -> tuple[dict, int]:
-    """A Thrift compact struct whose fields are i32/i64 or structs: {field id: value}."""
-    if depth > 4:
-        raise HeaderError("the header nests too deep")
-    fields: dict = {}
-    last = 0
-    while True:
-        if pos >= len(buf):
-            raise HeaderError("the header is truncated")
-        b = buf[pos]
-        pos += 1
-        if b == 0:
-            return fields, pos
-        kind, delta = b & 0x0F, b >> 4
-        if delta:
-            fid = last + delta
-        else:
-            raw, pos = _varint(buf, pos)
-            fid = (raw >> 1) ^ -(raw & 1)
-        last = fid
-        if kind in (5, 6):  # i32, i64 (zigzag)
-            raw, pos = _varint(buf, pos)
-            fields[fid] = (raw >> 1) ^ -(raw & 1)
-        elif kind == 12:
-            fields[fid], pos = _struct(buf, pos, depth + 1)
-        elif kind in (1, 2):  # a boolean: its value is the type
-            fields[fid] = kind == 1
-        else:
-            raise HeaderError(f"unexpected Thrift type {kind} in the header")
+#: the header after ``numBytes`` as Arrow and parquet-java write it: fields 2, 3 and 4 each a
+#: union holding its first member (``BLOCK``, ``XXHASH``, ``UNCOMPRESSED``), then the end
+_CANONICAL_TAIL = bytes([0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0])
 
 
 def parse_header(buf: bytes) -> tuple[int, int]:
@@ -117,15 +80,23 @@ def parse_header(buf: bytes) -> tuple[int, int]:
     >>> parse_header(bytes([0x15, 0x80, 0x04, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0]))
     (256, 16)
     """
-    fields, end = _struct(buf, 0)
-    size = fields.get(1)
-    if not isinstance(size, int) or size <= 0 or size % BLOCK_BYTES or size > MAX_BITSET_BYTES:
-        raise HeaderError(f"numBytes {size!r} is not a positive multiple of {BLOCK_BYTES}")
+    if buf[:1] == b"\x15":  # the usual bytes: field 1 (i32), then the canonical tail
+        raw, pos = varint(buf, 1)
+        if buf[pos:pos + len(_CANONICAL_TAIL)] == _CANONICAL_TAIL:
+            return _checked_size((raw >> 1) ^ -(raw & 1)), pos + len(_CANONICAL_TAIL)
+    fields, end = read_struct(buf, 0)
+    size = _checked_size(fields.get(1))
     for fid, what in ((2, "algorithm BLOCK"), (3, "hash XXHASH"), (4, "compression UNCOMPRESSED")):
         union = fields.get(fid)
         if not isinstance(union, dict) or list(union) != [1]:
             raise HeaderError(f"not a filter with {what}")
     return size, end
+
+
+def _checked_size(size) -> int:
+    if not isinstance(size, int) or size <= 0 or size % BLOCK_BYTES or size > MAX_BITSET_BYTES:
+        raise HeaderError(f"numBytes {size!r} is not a positive multiple of {BLOCK_BYTES}")
+    return size
 
 
 # ------------------------------------------------------------------------------ folding
@@ -149,6 +120,8 @@ def combine(filters: list[np.ndarray], max_fill: float = MAX_FILL) -> list[np.nd
     """Filters holding every value of ``filters`` (u32 words each), as few as stay sparse:
     each one shrunk (:func:`shrink`), then those of one size OR-ed together while the
     result's fill stays at most ``max_fill``."""
+    if len(filters) == 1:
+        return [shrink(filters[0], max_fill)]
     out: list[np.ndarray] = []
     for f in sorted((shrink(f, max_fill) for f in filters), key=len):
         if out and len(out[-1]) == len(f):
@@ -160,10 +133,20 @@ def combine(filters: list[np.ndarray], max_fill: float = MAX_FILL) -> list[np.nd
     return out
 
 
+#: set bits of each byte value (numpy < 2 has no ``bitwise_count``)
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
 def fill(words: np.ndarray) -> float:
     """The fraction of set bits."""
-    return float(np.unpackbits(np.ascontiguousarray(words, np.uint32).view(np.uint8)).mean()) \
-        if len(words) else 1.0
+    if not len(words):
+        return 1.0
+    words = np.ascontiguousarray(words, np.uint32)
+    if hasattr(np, "bitwise_count"):
+        ones = int(np.bitwise_count(words).sum())
+    else:
+        ones = int(_POPCOUNT.take(words.view(np.uint8)).sum(dtype=np.int64))
+    return ones / (32 * len(words))
 
 
 def shrink(words: np.ndarray, max_fill: float = MAX_FILL) -> np.ndarray:
@@ -203,21 +186,28 @@ def _pad8(n: int) -> int:
     return -(-n // 8) * 8
 
 
-def encode_entry(token: str, filters: list[np.ndarray]) -> bytes:
-    """The statistics entry of ``filters`` (u32 words each, a power-of-two number of blocks)
-    for values encoded as ``token``."""
+@functools.lru_cache(maxsize=256)
+def _entry_head(token: str) -> bytes:
+    """An entry's bytes before the filter count."""
     raw = token.encode("ascii")
     if len(raw) > 255:
         raise ValueError(f"encoding token too long: {token!r}")
+    head = MAGIC + struct.pack("<BB", VERSION, len(raw)) + raw
+    return head + b"\0" * (header_length(token) - len(head))
+
+
+def encode_entry(token: str, filters: list[np.ndarray]) -> bytes:
+    """The statistics entry of ``filters`` (u32 words each, a power-of-two number of blocks)
+    for values encoded as ``token``."""
+    head = _entry_head(token)
+    blocks = []
     for f in filters:
         if len(f) % WORDS_PER_BLOCK or not _is_power_of_two(len(f) // WORDS_PER_BLOCK):
             raise ValueError(f"a filter of {len(f)} words is not a power-of-two of blocks")
-    head = MAGIC + struct.pack("<BB", VERSION, len(raw)) + raw
-    head += b"\0" * (header_length(token) - len(head))
-    sizes = struct.pack(f"<{1 + len(filters)}I", len(filters),
-                        *(len(f) // WORDS_PER_BLOCK for f in filters))
+        blocks.append(len(f) // WORDS_PER_BLOCK)
+    sizes = struct.pack(f"<{1 + len(blocks)}I", len(blocks), *blocks)
     sizes += b"\0" * (_pad8(len(sizes)) - len(sizes))
-    return head + sizes + b"".join(np.ascontiguousarray(f, "<u4").tobytes() for f in filters)
+    return b"".join([head, sizes, *(np.ascontiguousarray(f, "<u4").tobytes() for f in filters)])
 
 
 def entry_layout(entry: bytes, container=None) -> tuple[str, int, tuple[int, ...]]:

@@ -44,15 +44,17 @@ class StatsSchema:
             ngram_cols = set()
             if layout.NGRAM_INDEX in schema.names and pa.types.is_struct(schema.field(layout.NGRAM_INDEX).type):
                 ngram_cols = {f.name for f in schema.field(layout.NGRAM_INDEX).type}
-            bloom_cols = set()
-            if layout.BLOOM_FILTER in schema.names and pa.types.is_struct(schema.field(layout.BLOOM_FILTER).type):
-                bloom_cols = {f.name for f in schema.field(layout.BLOOM_FILTER).type}
+            bloom_cols, set_cols = (
+                {f.name for f in schema.field(name).type} if name in schema.names
+                and pa.types.is_struct(schema.field(name).type) else set()
+                for name in (layout.BLOOM_FILTER, layout.VALUE_SET))
             for path, type_, kind in layout.leaves(stype):
                 self.columns[path] = ColumnInfo(
                     path, type_, kind,
                     has_nan_count=path in nan_paths,
                     ngram=len(path) == 1 and path[0] in ngram_cols and kind is None,
                     bloom=".".join(path) in bloom_cols and kind is None,
+                    value_set=".".join(path) in set_cols and kind is None,
                 )
         self._folded: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
         for path in self.columns:

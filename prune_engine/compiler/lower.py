@@ -179,8 +179,8 @@ class Lowering:
             if e.op == "=" and isinstance(op, ColumnOperand) and op.info.ngram and isinstance(right.value, str):
                 probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=str(e))
                 check = c.AllOf((check, probe), sql=str(e))
-            if e.op == "=":
-                check = self._bloom(op, [right], check, str(e))
+            if e.op in ("=", "!="):
+                check = self._index_tests(op, [right], e.op == "!=", check, str(e))
             return check
         a, b = self.operand(left), self.operand(right)
         if a is None or b is None:
@@ -322,7 +322,8 @@ class Lowering:
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
             exact = [co.lo for co in (coerce_literal(d, v) for v in values)
                      if co.kind == "exact" and _in_limits(d, co.lo)]
-            return c.NotInSet(op, d.sorted_set(exact), d, sql=sql)
+            return self._index_tests(op, values, True, c.NotInSet(op, d.sorted_set(exact), d, sql=sql),
+                                     sql)
         exact, ranges, has_nan = [], [], False
         for v in values:
             if v.value is None:
@@ -343,26 +344,36 @@ class Lowering:
                 isinstance(v.value, str) or v.value is None for v in values):
             probe = c.IndexProbe(op.info, "equals", ([v.value for v in values if v.value is not None],), sql=sql)
             check = c.AllOf((check, probe), sql=sql)
-        return self._bloom(op, values, check, sql)
+        return self._index_tests(op, values, False, check, sql)
 
     @staticmethod
-    def _bloom(op, values: list[n.Literal], check: c.Check, sql: str) -> c.Check:
-        """``check`` AND the Bloom filter probe of ``op = v`` / ``op IN (values)``, where ``op``
-        is a column with filters and every value meets its type exactly (a value that meets it
-        only approximately, such as timestamp text with a zone, would need a range: no probe)."""
-        if not (isinstance(op, ColumnOperand) and op.info.bloom):
+    def _index_tests(op, values: list[n.Literal], negated: bool, check: c.Check, sql: str
+                     ) -> c.Check:
+        """``check`` AND the index tests of ``op = v`` / ``op IN (values)`` (``negated``:
+        ``!=`` / ``NOT IN``) where ``op`` is a column with Bloom filters (not negated) or
+        value sets, and every value meets its type exactly (a value that meets it only
+        approximately, such as timestamp text with a zone, would need a range: no test)."""
+        info = op.info if isinstance(op, ColumnOperand) else None
+        if info is None or not ((info.bloom and not negated) or info.value_set):
             return check
         exact = []
         for v in values:
             if v.value is None:
+                if negated:
+                    return check  # x NOT IN (.., NULL) is never TRUE: decided already
                 continue  # NULL equals nothing
             co = coerce_literal(op.domain, v)
             if co.kind == "exact" and _in_limits(op.domain, co.lo):
                 exact.append(co.lo)
-            elif co.kind not in ("below", "above", "between"):  # those equal no value
+            elif co.kind not in ("below", "above", "between", "exact"):  # those equal no value
                 return check
-        probe = c.BloomProbe(op.info, tuple(exact), sql=f"{sql} (Bloom filter of {op.info.name})")
-        return c.AllOf((check, probe), sql=sql)
+        parts = [check]
+        if info.bloom and not negated:
+            parts.append(c.BloomProbe(info, tuple(exact), sql=f"{sql} (Bloom filter of {info.name})"))
+        if info.value_set:
+            parts.append(c.ValueSetCheck(info, op.domain, tuple(exact), negated,
+                                         sql=f"{sql} (dictionary of {info.name})"))
+        return c.AllOf(tuple(parts), sql=sql)
 
     def _like(self, e: n.Like) -> c.Check:
         sql = str(e)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from prune_engine.evaluate.context import EvalContext, both, either_not, where_known
 from prune_engine.evaluate.domains import Domain
@@ -339,6 +340,39 @@ class BloomProbe(Check):
         containers = table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names else None
         return probe.may_contain(index, self.values, self.column.type, on_invalid=ctx.on_invalid,
                                  containers=containers)
+
+
+@dataclass(repr=False)
+class ValueSetCheck(Check):
+    """``x = v`` / ``x IN (values)``: FALSE where the container's exact set of values (its
+    dictionary) holds none of them; negated (``x != v`` / ``x NOT IN``): FALSE where every
+    value of the set is one of them. A missing set keeps."""
+
+    column: ColumnInfo
+    domain: Domain
+    values: tuple
+    negated: bool = False
+    sql: str = ""
+
+    def evaluate(self, ctx):
+        sets = ctx.leaf(layout.VALUE_SET, (self.column.name,))
+        if sets is None or not (pa.types.is_list(sets.type) or pa.types.is_large_list(sets.type)):
+            return np.ones(ctx.n, dtype=bool)
+        flat = pc.list_flatten(sets)
+        if flat.type != self.domain.type:
+            try:
+                flat = flat.cast(self.domain.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return np.ones(ctx.n, dtype=bool)
+        parents = np.asarray(pc.list_parent_indices(sets).to_numpy(zero_copy_only=False))
+        values, valid = self.domain.view(flat)
+        member = np.asarray(self.domain.isin(values, self.domain.sorted_set(list(self.values))),
+                            dtype=bool)
+        if valid is not None:
+            member = member & valid  # a null in a set (never written) matches nothing
+        deciding = ~member if self.negated else member
+        keep = np.bincount(parents, weights=deciding, minlength=ctx.n) > 0
+        return keep | np.asarray(sets.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def mask_to_arrow(mask: np.ndarray) -> pa.BooleanArray:

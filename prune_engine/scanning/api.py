@@ -173,9 +173,11 @@ class _Plan:
             return
         if stats is None:
             wanted = sorted({fp.names[0] for fp in self.rows.paths})
+            equal, unequal = _equality_tests(self.rows.expr)
             stats = collect_stats(source, granularity="row_group", columns=wanted,
                                   progress=False, threads=self.threads,
-                                  bloom=True if _tests_equality(self.rows.expr) else None)
+                                  bloom=True if equal else None,
+                                  dictionaries=True if unequal else None)
         stats = as_stats_table(stats)
         table = stats.table
         for name in (layout.PATH, layout.ROW_GROUP):
@@ -285,10 +287,16 @@ class _Plan:
                 yield future.result()
 
 
-def _tests_equality(e: n.Expr) -> bool:
-    """Does ``e`` hold an ``=`` or ``IN`` (then the files' Bloom filters are worth reading)?"""
-    return any((isinstance(x, n.Compare) and x.op == "=") or (isinstance(x, n.InList)
-               and not x.negated) for x in e.walk())
+def _equality_tests(e: n.Expr) -> tuple[bool, bool]:
+    """Does ``e`` (in negation normal form) test ``=`` / ``IN`` (then the files' Bloom filters
+    are worth reading), and ``!=`` / ``NOT IN`` (then their dictionaries are)?"""
+    equal = unequal = False
+    for x in e.walk():
+        if isinstance(x, n.Compare) and x.op in ("=", "!="):
+            equal, unequal = equal or x.op == "=", unequal or x.op == "!="
+        elif isinstance(x, n.InList):
+            equal, unequal = equal or not x.negated, unequal or x.negated
+    return equal, unequal
 
 
 def scan(source, where=None, columns: Sequence[PathLike] | None = None,

@@ -36,9 +36,10 @@ _OUT = "slice long, ipc binary"
 def collect_stats(spark, source, granularity: str = "row_group",
                   columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
                   ngram_case_insensitive: bool = False, on_error: str = "raise",
-                  files_per_task: int | None = None, bloom=None) -> StatsTable:
+                  files_per_task: int | None = None, bloom=None, dictionaries=None,
+                  dictionary_bytes: int | None = None) -> StatsTable:
     """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes,
-    Bloom filters) read by Spark's executors: the same table as
+    Bloom filters, dictionaries) read by Spark's executors: the same table as
     ``pe.collect_stats(source, ...)``.
 
     ``source`` is what ``pe.collect_stats`` takes (a directory, a glob, a list of paths, a
@@ -66,18 +67,26 @@ def collect_stats(spark, source, granularity: str = "row_group",
     options = {"granularity": granularity, "columns": None if columns is None else list(
         [columns] if isinstance(columns, str) else columns), "ngram": ngram,
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
-        "on_error": on_error, "bloom": bloom if bloom in (None, True, False) else list(
-            [bloom] if isinstance(bloom, str) else bloom)}
+        "on_error": on_error, "bloom": _names(bloom), "dictionaries": _names(dictionaries),
+        "dictionary_bytes": dictionary_bytes}
     task = _slice_task(types, options, numba_cache_dir())
     check_workers(spark)
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                   "slice long, files string")
     with job_description(spark, f"prune_engine: statistics of {len(files)} files "
                                 f"({granularity}{', n-grams' if ngram else ''}"
-                                f"{', Bloom filters' if bloom else ''})"):
+                                f"{', Bloom filters' if bloom else ''}"
+                                f"{', dictionaries' if dictionaries else ''})"):
         out = frame.mapInArrow(task, _OUT).collect()
     parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
     return merge_parts(parts)
+
+
+def _names(value):
+    """An index option (True / False / None / names) as JSON-friendly task options."""
+    if value is None or isinstance(value, bool):
+        return value
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
@@ -95,7 +104,10 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
                                      ngram=options["ngram"], gram_size=options["gram_size"],
                                      ngram_case_insensitive=options["ngram_case_insensitive"],
                                      on_error=options["on_error"], threads=1,
-                                     bloom=options["bloom"])
+                                     bloom=options["bloom"],
+                                     dictionaries=options["dictionaries"],
+                                     **({"dictionary_bytes": options["dictionary_bytes"]}
+                                        if options["dictionary_bytes"] is not None else {}))
                 yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
                                                  schema=pa.schema([("slice", pa.int64()),
                                                                    ("ipc", pa.binary())]))

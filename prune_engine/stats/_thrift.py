@@ -33,13 +33,17 @@ NUM_INFO = 11
 
 #: slots of a column chunk row
 (C_TYPE, C_NUM_VALUES, C_NULLS, C_MIN_OFF, C_MIN_LEN, C_MAX_OFF, C_MAX_LEN, C_OLD_MIN_OFF,
- C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN) = range(13)
-NUM_CHUNK = 13
+ C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN, C_CODEC, C_DATA_OFF,
+ C_DICT_OFF, C_DICT_ONLY) = range(17)
+NUM_CHUNK = 17
 
 #: slots of a :func:`select_stats` row
 (S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES, S_BLOOM_OFF,
- S_BLOOM_LEN) = range(8)
-NUM_SELECTED = 8
+ S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN) = range(11)
+NUM_SELECTED = 11
+#: Parquet page types of data pages, and the encodings of dictionary-encoded data
+DATA_PAGE, DATA_PAGE_V2 = 0, 3
+PLAIN_DICTIONARY, RLE_DICTIONARY = 2, 8
 
 MAX_DEPTH = 64
 ARROW_SCHEMA_KEY = np.frombuffer(b"ARROW:schema", dtype=np.uint8)
@@ -128,7 +132,7 @@ def _list_header(buf, pos):
 # the structs the walker reads (a value of any other kind is skipped); a list's kind says
 # what to note when it starts or ends
 (K_SKIP, K_FILE, K_ROW_GROUP, K_CHUNK, K_META, K_STATS, K_KEY_VALUE, K_ORDER, K_SCHEMA,
- K_ROW_GROUPS, K_ORDERS) = range(11)
+ K_ROW_GROUPS, K_ORDERS, K_ENCODING_STATS) = range(12)
 # slots of a walker frame: mode (struct, list or map), count (a struct's last field id, a
 # container's elements left), element types, kind, element kind, four notes
 _MODE, _COUNT, _TYPES, _KIND, _ELEM, _X1, _X2, _X3, _X4 = range(9)
@@ -170,6 +174,11 @@ def _walk(buf, info, chunks, rows, stack):
                         info[F_COLUMNS] = columns
                     bad = columns != info[F_COLUMNS]
                     r += 1
+                elif parent == K_ENCODING_STATS and k < chunks.shape[0]:
+                    page, encoding = stack[top, _X1], stack[top, _X2]
+                    if (page == DATA_PAGE or page == DATA_PAGE_V2) \
+                            and encoding != PLAIN_DICTIONARY and encoding != RLE_DICTIONARY:
+                        chunks[k, C_DICT_ONLY] = 0  # a data page not dictionary-encoded
                 elif parent == K_KEY_VALUE and stack[top, _X2] == ARROW_SCHEMA_KEY.size \
                         and stack[top, _X4] >= 0:
                     same = True
@@ -211,6 +220,16 @@ def _walk(buf, info, chunks, rows, stack):
                     dest, slot = D_CHUNK, C_NUM_VALUES
                 elif fid == 12 and t == T_STRUCT:
                     elem = K_STATS
+                elif fid == 4 and t == T_I32:
+                    dest, slot = D_CHUNK, C_CODEC
+                elif fid == 9 and t == T_I64:
+                    dest, slot = D_CHUNK, C_DATA_OFF
+                elif fid == 11 and t == T_I64:
+                    dest, slot = D_CHUNK, C_DICT_OFF
+                elif fid == 13 and t == T_LIST:
+                    elem = K_ENCODING_STATS
+                    if k < chunks.shape[0]:
+                        chunks[k, C_DICT_ONLY] = 1  # until a page says otherwise
                 elif fid == 14 and t == T_I64:
                     dest, slot = D_CHUNK, C_BLOOM_OFF
                 elif fid == 15 and t == T_I32:
@@ -225,6 +244,9 @@ def _walk(buf, info, chunks, rows, stack):
             elif parent == K_KEY_VALUE:
                 if (fid == 1 or fid == 2) and t == T_BINARY:
                     dest, slot = D_FRAME, _X1 if fid == 1 else _X3
+            elif parent == K_ENCODING_STATS:
+                if (fid == 1 or fid == 2) and t == T_I32:
+                    dest, slot = D_FRAME, _X1 if fid == 1 else _X2
             elif parent == K_ORDER:
                 if fid == 1 and t == T_STRUCT:
                     info[F_TYPE_ORDERS] += 1
@@ -256,6 +278,8 @@ def _walk(buf, info, chunks, rows, stack):
                 info[slot] = value
             elif dest == D_ROWS and slot < rows.size:
                 rows[slot] = value
+            elif dest == D_FRAME:
+                stack[top, slot] = value
         elif t == T_DOUBLE:
             pos += 8
         elif t == T_BINARY:
@@ -319,9 +343,11 @@ def decode_footer(buf):
     cost more than the walk). What is read, by struct (``parquet.thrift`` field ids):
     FileMetaData 2 schema (raw bytes), 3 num_rows, 4 row_groups, 5 key_value_metadata
     (``ARROW:schema``), 6 created_by, 7 column_orders; RowGroup 1 columns, 3 num_rows;
-    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 5 num_values, 12 statistics,
-    14 bloom_filter_offset, 15 bloom_filter_length; Statistics 1 max, 2 min (deprecated),
-    3 null_count, 5 max_value, 6 min_value.
+    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 4 codec, 5 num_values, 9 data_page_offset,
+    11 dictionary_page_offset, 12 statistics, 13 encoding_stats, 14 bloom_filter_offset,
+    15 bloom_filter_length; Statistics 1 max, 2 min (deprecated), 3 null_count, 5 max_value,
+    6 min_value; PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data
+    page is dictionary-encoded, 0 when one is not, -1 without encoding statistics).
     """
     stack = np.zeros((MAX_DEPTH, _FRAME), np.int64)
     info = np.full(NUM_INFO, -1, np.int64)
@@ -357,7 +383,8 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     ``trust_new[j]``, else from the deprecated ``min`` / ``max`` where ``trust_old[j]``, and
     only when the chunk's physical type is ``leaf_type[j]``. Returns ``(bytes, rows)``: the
     bound bytes, and int64[row groups * leaves, NUM_SELECTED] (``S_*``; starts into ``bytes``,
-    length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none).
+    length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none; the
+    codec, and the dictionary page's offset and length where every data page uses it).
     """
     groups = chunks.shape[0] // columns if columns > 0 else 0
     leaves = leaf_index.size
@@ -373,6 +400,12 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
         out[k, S_NUM_VALUES] = chunks[c, C_NUM_VALUES]
         out[k, S_BLOOM_OFF] = chunks[c, C_BLOOM_OFF]
         out[k, S_BLOOM_LEN] = chunks[c, C_BLOOM_LEN]
+        out[k, S_CODEC] = chunks[c, C_CODEC]
+        # the dictionary page of a chunk whose data pages all use it: it lies before them
+        dict_off, data_off = chunks[c, C_DICT_OFF], chunks[c, C_DATA_OFF]
+        if chunks[c, C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
+            out[k, S_DICT_OFF] = dict_off
+            out[k, S_DICT_LEN] = data_off - dict_off
         if use_new:
             source[k] = C_MIN_OFF if trust_new[j] else -1
         else:

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
-from prune_engine.stats import _thrift, layout
+from prune_engine.stats import _thrift, dictionary, layout
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
 from prune_engine.stats.listing import Listing, SourceFile, identify, list_source, partition_arrays
 from prune_engine.stats.parquet import FileFooter, group_stats, read_footer
@@ -58,9 +58,9 @@ GRANULARITIES = ("row_group", "file")
 # ------------------------------------------------------------------------------ reading
 
 
-def _read_one(f: SourceFile, columns, filesystem, bloom):
+def _read_one(f: SourceFile, columns, filesystem, indexes: dict):
     try:
-        return read_footer(f.path, f.path, columns, filesystem, bloom)
+        return read_footer(f.path, f.path, columns, filesystem, **indexes)
     except StatsError as e:
         return f"{f.path}: {e}"
     except (OSError, pa.ArrowException, ValueError) as e:
@@ -79,7 +79,7 @@ def _progress(total: int, progress: bool | None):
 
 
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,
-                 progress: bool | None, bloom=None) -> list:
+                 progress: bool | None, indexes: dict | None = None) -> list:
     """Each file's :class:`FileFooter`, or the error text for a file that failed.
 
     Files go to the threads in batches (a task per file costs more than decoding its footer);
@@ -92,7 +92,7 @@ def read_footers(files: list[SourceFile], columns, filesystem, threads: int | No
     batches = [files[i:i + size] for i in range(0, len(files), size)]
 
     def read(batch: list[SourceFile]) -> list:
-        return [_read_one(f, columns, filesystem, bloom) for f in batch]
+        return [_read_one(f, columns, filesystem, indexes or {}) for f in batch]
 
     results: list = []
     with _progress(len(files), progress) as bar:
@@ -126,35 +126,63 @@ def partition_stats(name: str, values: pa.Array, known: np.ndarray,
                      pa.array(nulls, pa.int64(), mask=~known))
 
 
-def _bloom_column(footers: list[FileFooter], by_file: bool) -> pa.StructArray | None:
-    """The ``bloom_filter`` entries of files sharing one schema: per row group, or per file
-    the union of its row groups' filters (unknown if a row group holding values has none)."""
-    names = list(dict.fromkeys(p for f in footers for p in f.bloom_tokens))
-    if not names:
-        return None
+def _index_entries(footers: list[FileFooter], by_file: bool, held, leaves, merge
+                   ) -> dict[str, tuple[int, list]]:
+    """Index entries of files sharing one schema, per leaf path some file holds items of
+    (``held(footer)``: path -> one item per row group, None = unknown): per row group
+    ``merge(footer, path, [item])``, or per file ``merge`` of the items of its row groups that
+    hold values (None if one of those is unknown). Returns path -> (leaf number, entries)."""
     plan = footers[0].plan
     width = len(plan.leaves)
-    leaf_of = {p: j for j, p in plan.bloom_leaves(True)}
-    arrays = []
-    for name in names:
+    leaf_of = {p: j for j, p in leaves(plan)}
+    out = {}
+    for name in dict.fromkeys(p for f in footers for p in held(f)):
         j = leaf_of[name]
         entries = []
         for f in footers:
-            token = f.bloom_tokens.get(name)
-            filters = f.blooms.get(name) or [None] * len(f.num_rows)
+            items = held(f).get(name) or [None] * len(f.num_rows)
             if not by_file:
-                entries.extend(None if w is None else bloom_format.encode_entry(
-                    token, bloom_format.combine([w])) for w in filters)
+                entries.extend(None if x is None else merge(f, name, [x]) for x in items)
                 continue
-            rows = f.rows[j::width]
-            holds = ~((rows[:, _thrift.S_NULLS] >= 0)
-                      & (rows[:, _thrift.S_NULLS] == rows[:, _thrift.S_NUM_VALUES]))
-            used = [w for w, h in zip(filters, holds) if h]
-            known = used and all(w is not None for w in used)
-            entries.append(bloom_format.encode_entry(token, bloom_format.combine(used))
-                           if known else None)
-        arrays.append(pa.array(entries, pa.binary()))
-    return pa.StructArray.from_arrays(arrays, names=names)
+            nulls = f.rows[j::width, _thrift.S_NULLS].tolist()
+            values = f.rows[j::width, _thrift.S_NUM_VALUES].tolist()
+            used = [x for x, n, v in zip(items, nulls, values) if not 0 <= n == v]
+            known = used and all(x is not None for x in used)
+            entries.append(merge(f, name, used) if known else None)
+        out[name] = (j, entries)
+    return out
+
+
+def _bloom_column(footers: list[FileFooter], by_file: bool) -> pa.StructArray | None:
+    """The ``bloom_filter`` entries of files sharing one schema: per row group, or per file
+    the union of its row groups' filters."""
+    entries = _index_entries(
+        footers, by_file, lambda f: f.blooms, lambda plan: plan.bloom_leaves(True),
+        lambda f, name, filters: bloom_format.encode_entry(f.bloom_tokens[name],
+                                                           bloom_format.combine(filters)))
+    if not entries:
+        return None
+    return pa.StructArray.from_arrays([pa.array(e, pa.binary()) for _, e in entries.values()],
+                                      names=list(entries))
+
+
+def _value_set_column(footers: list[FileFooter], by_file: bool) -> pa.StructArray | None:
+    """The ``value_set`` entries of files sharing one schema: each row group's dictionary
+    values, or per file their union."""
+    entries = _index_entries(
+        footers, by_file, lambda f: f.dictionaries, lambda plan: plan.dictionary_leaves(True),
+        lambda f, name, sets: sets[0] if len(sets) == 1 else pa.concat_arrays(sets).unique())
+    if not entries:
+        return None
+    arrays = []
+    for j, sets in entries.values():
+        offsets = np.zeros(len(sets) + 1, np.int32)
+        np.cumsum([0 if e is None else len(e) for e in sets], out=offsets[1:])
+        known = [e for e in sets if e is not None]
+        flat = pa.concat_arrays(known) if known else pa.array([], footers[0].plan.leaves[j].target)
+        arrays.append(pa.ListArray.from_arrays(pa.array(offsets), flat,
+                                               mask=pa.array([e is None for e in sets])))
+    return pa.StructArray.from_arrays(arrays, names=list(entries))
 
 
 def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity: str,
@@ -188,6 +216,9 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
     blooms = _bloom_column(footers, by_file)
     if blooms is not None:
         extra[layout.BLOOM_FILTER] = blooms
+    sets = _value_set_column(footers, by_file)
+    if sets is not None:
+        extra[layout.VALUE_SET] = sets
     table = stats_table(ids, num_records, top, extra=extra,
                         leading={layout.PATH: path_col, layout.ROW_GROUP: rg_col})
     return table.append_column("__order", pa.array(file_index[per_container]))
@@ -263,47 +294,54 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
                                                       for n, a in zip(names, arrays)])
 
 
-def _bloom_names(bloom) -> bool | tuple[str, ...] | None:
-    """``bloom=`` as read_footer takes it: None, True, or a tuple of column names."""
-    if bloom is None or bloom is False:
+def _index_names(value, option: str) -> bool | tuple[str, ...] | None:
+    """``bloom=`` / ``dictionaries=`` as read_footer takes it: None, True, or column names."""
+    if value is None or value is False:
         return None
-    if bloom is True:
+    if value is True:
         return True
-    names = (bloom,) if isinstance(bloom, str) else tuple(bloom) \
-        if isinstance(bloom, (list, tuple, set)) else (bloom,)
+    names = (value,) if isinstance(value, str) else tuple(value) \
+        if isinstance(value, (list, tuple, set)) else (value,)
     if not all(isinstance(b, str) for b in names):
-        raise StatsError(f"bloom= takes True or column names, not {bloom!r}")
+        raise StatsError(f"{option}= takes True or column names, not {value!r}")
     return names or None
 
 
-def _check_bloom(bloom, known: set[str], present: set[str]) -> None:
-    """Every name ``bloom=`` gives is a column (``known``) and reaches a leaf with a filter
-    encoding we can read (``present``: the dotted leaf paths)."""
-    if not isinstance(bloom, tuple):
+#: what each index option reads, the leaves it cannot read, and where a slice lists its paths
+_INDEXES = {"bloom": ("Bloom filter", "INT96, TIME, BOOLEAN or Float16", "bloom_paths"),
+            "dictionaries": ("dictionary", "INT96, BOOLEAN or Float16", "dictionary_paths")}
+
+
+def _check_names(option: str, names, known: set[str], present: set[str]) -> None:
+    """Every name ``bloom=`` (``dictionaries=``) gives is a column (``known``) and reaches a
+    leaf it can read (``present``: the dotted leaf paths)."""
+    if not isinstance(names, tuple):
         return
-    for name in bloom:
+    what, types, _ = _INDEXES[option]
+    for name in names:
         if name not in known:
-            raise StatsError(f"bloom= names {name!r}, which no file has; known columns: "
+            raise StatsError(f"{option}= names {name!r}, which no file has; known columns: "
                              f"{', '.join(sorted(known))}", column=name)
         if not any(p == name or p.startswith(name + ".") for p in present):
-            raise StatsError(f"bloom= names {name!r}, which has no leaf whose Bloom filter "
-                             f"can be probed (outside lists and maps, of a type other than "
-                             f"INT96, TIME, BOOLEAN or Float16)", column=name)
+            raise StatsError(f"{option}= names {name!r}, which has no leaf whose {what} "
+                             f"can be read (outside lists and maps, of a type other than "
+                             f"{types})", column=name)
 
 
-def _warn_problems(problems: list[str]) -> None:
+def _warn_problems(problems: list[str], what: str = "Bloom filter") -> None:
     if problems:
-        warnings.warn(f"{len(problems)} Bloom filter(s) could not be used and are left out "
+        warnings.warn(f"{len(problems)} {what}(s) could not be used and are left out "
                       f"(those containers keep): {problems[0]}", stacklevel=4)
 
 
 def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
-             bloom=None, part: bool = False) -> StatsTable:
+             bloom=None, dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
+             part: bool = False) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
-    listing (:func:`collect_part`), so ``columns`` and ``ngram`` names missing here are not
-    errors (:func:`merge_parts` checks them over all slices); what this slice knows is kept
-    in ``metadata["part"]``."""
+    listing (:func:`collect_part`), so ``columns``, ``ngram``, ``bloom`` and ``dictionaries``
+    names missing here are not errors (:func:`merge_parts` checks them over all slices); what
+    this slice knows is kept in ``metadata["part"]``."""
     if granularity not in GRANULARITIES:
         raise StatsError(f"granularity must be one of {GRANULARITIES}, not {granularity!r}")
     if on_error not in ("raise", "skip"):
@@ -312,8 +350,13 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     identify(files, listing.filesystem)
     selected = None if columns is None else (tuple([columns]) if isinstance(columns, str)
                                              else tuple(columns))
-    bloom = _bloom_names(bloom)
-    results = read_footers(files, selected, listing.filesystem, threads, progress, bloom)
+    bloom = _index_names(bloom, "bloom")
+    dictionaries = _index_names(dictionaries, "dictionaries")
+    if not isinstance(dictionary_bytes, int) or dictionary_bytes < 1:
+        raise StatsError(f"dictionary_bytes must be a positive integer, not {dictionary_bytes!r}")
+    results = read_footers(files, selected, listing.filesystem, threads, progress,
+                           {"bloom": bloom, "dictionaries": dictionaries,
+                            "dictionary_bytes": dictionary_bytes})
     errors = [(i, r) for i, r in enumerate(results) if isinstance(r, str)]
     if errors and on_error == "raise":
         i, message = errors[0]
@@ -322,11 +365,14 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     footers = {i: r for i, r in enumerate(results) if not isinstance(r, str)}
     problems = [p for f in footers.values() for p in f.problems]
     bloom_paths = sorted({p for f in footers.values() for p in f.bloom_tokens})
+    dictionary_problems = [p for f in footers.values() for p in f.dictionary_problems]
+    dictionary_paths = sorted({p for f in footers.values() for p in f.dictionaries})
     parts = partition_arrays(files, listing.typed)
     known = {k: np.array([k in f.partitions for f in files], bool) for k in parts}
     if not part:
-        _check_bloom(bloom, set(parts).union(*(f.plan.known for f in footers.values())),
-                     set(bloom_paths))
+        every = set(parts).union(*(f.plan.known for f in footers.values()))
+        _check_names("bloom", bloom, every, set(bloom_paths))
+        _check_names("dictionaries", dictionaries, every, set(dictionary_paths))
     if selected is not None:
         # validated against every file's full column list: a name no file has is an error
         if not part:
@@ -374,19 +420,25 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
                     "ngram": names or None, "gram_size": gram_size,
                     "ngram_case_insensitive": ngram_case_insensitive,
-                    "bloom": bloom if bloom is None or bloom is True else list(bloom)},
+                    "bloom": bloom if bloom is None or bloom is True else list(bloom),
+                    "dictionaries": dictionaries if dictionaries is None or dictionaries is True
+                    else list(dictionaries), "dictionary_bytes": dictionary_bytes},
     }
     if bloom:
         metadata["bloom"] = {"bytes_read": sum(f.bloom_bytes for f in footers.values()),
                              "problems": problems}
         if not part:
             _warn_problems(problems)
+    if dictionaries:
+        metadata["dictionaries"] = {"problems": dictionary_problems}
+        if not part:
+            _warn_problems(dictionary_problems, "dictionary page")
     if part:
         known = set(listing.typed.names if listing.typed is not None else ())
         for f in footers.values():
             known.update(f.plan.known)
         metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested,
-                            "bloom_paths": bloom_paths}
+                            "bloom_paths": bloom_paths, "dictionary_paths": dictionary_paths}
     return StatsTable(table, metadata)
 
 
@@ -396,7 +448,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
 def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  granularity: str = "row_group", columns: Sequence[str] | None = None, *,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
-                 on_error: str = "raise", threads: int | None = 1, bloom=None) -> StatsTable:
+                 on_error: str = "raise", threads: int | None = 1, bloom=None,
+                 dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES) -> StatsTable:
     """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
     with the partition types of the whole listing
     (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
@@ -404,7 +457,8 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
     (e.g. in Spark executors)."""
     listing = Listing(list(files), None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
-                    on_error, False, threads, bloom=bloom, part=True)
+                    on_error, False, threads, bloom=bloom, dictionaries=dictionaries,
+                    dictionary_bytes=dictionary_bytes, part=True)
 
 
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
@@ -420,9 +474,11 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
         if name not in known:
             raise StatsError(f"columns= names {name!r}, which no file has; known columns: "
                              f"{', '.join(sorted(known))}", column=name)
-    bloom = options.get("bloom")
-    _check_bloom(tuple(bloom) if isinstance(bloom, list) else bloom, known,
-                 set().union(*(p.metadata["part"].get("bloom_paths", ()) for p in parts)))
+    for option, (_, _, key) in _INDEXES.items():
+        names = options.get(option)
+        _check_names(option, tuple(names) if isinstance(names, list) else names, known,
+                     set().union(*(p.metadata["part"].get(key, ()) for p in parts)))
+    bloom, dictionaries = options.get("bloom"), options.get("dictionaries")
     present = set().union(*(p.metadata["part"]["ngram"] for p in parts))
     wanted = parts[0].metadata["part"]["requested"]
     for name in wanted:
@@ -449,13 +505,18 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
             "bytes_read": sum(p.metadata["bloom"]["bytes_read"] for p in parts),
             "problems": [x for p in parts for x in p.metadata["bloom"]["problems"]]}
         _warn_problems(metadata["bloom"]["problems"])
+    if dictionaries:
+        metadata["dictionaries"] = {
+            "problems": [x for p in parts for x in p.metadata["dictionaries"]["problems"]]}
+        _warn_problems(metadata["dictionaries"]["problems"], "dictionary page")
     return StatsTable(table, metadata)
 
 
 def collect_stats(source, granularity: str = "row_group", columns: Sequence[str] | None = None,
                   *, ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                   on_error: str = "raise", progress: bool | None = None,
-                  threads: int | None = None, bloom=None) -> StatsTable:
+                  threads: int | None = None, bloom=None, dictionaries=None,
+                  dictionary_bytes: int = dictionary.MAX_BYTES) -> StatsTable:
     """Statistics of every Parquet file of ``source``, from the footers only.
 
     ``source``: a directory (walked recursively; Hive ``key=value`` folders become typed
@@ -471,7 +532,10 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     carry (in the same pass as the footers) into a ``bloom_filter`` column, per container
     (a file's is the union of its row groups'); ``=`` and ``IN`` then prune on them. A filter
     that cannot be trusted is left out with a warning (its container keeps);
-    ``metadata["bloom"]`` gives the bytes read and the reasons.
+    ``metadata["bloom"]`` gives the bytes read and the reasons. ``dictionaries``: True or
+    column names: the dictionary pages (of at most ``dictionary_bytes``) of chunks whose data
+    pages are all dictionary-encoded become exact value sets in a ``value_set`` column (a
+    file's: the union of its row groups'); ``=``, ``IN``, ``!=`` and ``NOT IN`` prune on them.
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -482,7 +546,8 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     """
     listing = list_source(source)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
-                    on_error, progress, threads, bloom=bloom)
+                    on_error, progress, threads, bloom=bloom, dictionaries=dictionaries,
+                    dictionary_bytes=dictionary_bytes)
 
 
 def update_stats(stats, source, *, on_error: str | None = None, progress: bool | None = None,
@@ -525,7 +590,9 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
         new = _collect(Listing(fresh, listing.filesystem, listing.typed), granularity,
                        options.get("columns"), options.get("ngram"),
                        options.get("gram_size", 3), options.get("ngram_case_insensitive", False),
-                       on_error or "raise", progress, threads, bloom=options.get("bloom"))
+                       on_error or "raise", progress, threads, bloom=options.get("bloom"),
+                       dictionaries=options.get("dictionaries"),
+                       dictionary_bytes=options.get("dictionary_bytes", dictionary.MAX_BYTES))
         table = concat_stats([kept, new.table])
         new_meta = new.metadata
     else:

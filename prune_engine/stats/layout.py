@@ -13,6 +13,8 @@ One row per container (a file or a Parquet row group), Delta-Lake style::
     ngram_index       struct<col: binary>  (optional) per-container index bytes
     bloom_filter      struct<"a.b": binary>  (optional) Parquet Bloom filters, one field per
                       leaf (dotted path), entries of :mod:`prune_engine.bloom.format`
+    value_set         struct<"a.b": list<T>>  (optional) every value a container holds (its
+                      dictionary), in the leaf's type; null = unknown
 
 A stats struct that is null as a whole for a container means that every field under it is
 unknown there. Leaves inside lists and maps describe *elements*, not rows: such a field is
@@ -44,6 +46,7 @@ NULL_COUNT = "null_count"
 NAN_COUNT = "nan_count"
 NGRAM_INDEX = "ngram_index"
 BLOOM_FILTER = "bloom_filter"
+VALUE_SET = "value_set"
 
 #: the per-column statistics structs, in the order they are usually laid out
 STAT_STRUCTS = (MIN_VALUES, MAX_VALUES, NULL_COUNT, NAN_COUNT)
@@ -73,8 +76,8 @@ class ColumnInfo:
     """A data column that statistics describe: a leaf of the ``min_values`` struct.
 
     ``element`` is ``"list"``/``"map"`` when the path runs through a list or map: its bounds
-    describe elements, not rows. ``has_nan_count``, ``ngram`` and ``bloom`` say which optional
-    statistics exist for it.
+    describe elements, not rows. ``has_nan_count``, ``ngram``, ``bloom`` and ``value_set`` say
+    which optional statistics exist for it.
     """
 
     path: tuple[str, ...]
@@ -83,6 +86,7 @@ class ColumnInfo:
     has_nan_count: bool = False
     ngram: bool = False
     bloom: bool = False
+    value_set: bool = False
 
     @functools.cached_property
     def name(self) -> str:

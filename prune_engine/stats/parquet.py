@@ -43,6 +43,7 @@ column as):
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -60,7 +61,7 @@ from prune_engine._arrow_types import is_list_type, is_string_type
 from prune_engine.bloom import encoding as bloom_encoding
 from prune_engine.bloom.read import read_filters
 from prune_engine.errors import StatsError
-from prune_engine.stats import _thrift
+from prune_engine.stats import _thrift, dictionary
 from prune_engine.stats.from_arrow import (
     LeafStats,
     element_stats,
@@ -88,7 +89,7 @@ class LeafPlan:
     scale: int = 0  # decimals
     width: int | None = None  # FIXED_LEN_BYTE_ARRAY
 
-    @property
+    @functools.cached_property
     def bloom(self) -> str | None:
         """How a Bloom filter of this leaf hashed its values (:func:`.bloom.encoding.token`)."""
         return bloom_encoding.token(self.physical, self.kind, self.via, self.scale, self.width)
@@ -138,10 +139,18 @@ class FooterPlan:
         """``(j, dotted path)`` of the selected leaves whose Bloom filters are read: every
         leaf outside lists and maps with a known encoding (``wanted=True``) or those named in
         ``wanted`` (top-level names or dotted struct paths, as ``columns=``)."""
+        return self._chosen(wanted, lambda leaf: leaf.bloom is not None)
+
+    def dictionary_leaves(self, wanted) -> list[tuple[int, str]]:
+        """As :meth:`bloom_leaves`, the leaves whose dictionary pages are read (every type but
+        booleans, which are bit-packed, and types whose values are not read)."""
+        return self._chosen(wanted, lambda leaf: leaf.kind not in (BOOL, UNKNOWN))
+
+    def _chosen(self, wanted, usable) -> list[tuple[int, str]]:
         out = []
         for j, leaf in enumerate(self.leaves):
             path = self.paths.get(leaf.index)
-            if path is None or leaf.bloom is None:
+            if path is None or not usable(leaf):
                 continue
             if wanted is True or any(path == w or path.startswith(w + ".") for w in wanted):
                 out.append((j, path))
@@ -165,6 +174,9 @@ class FileFooter:
     bloom_tokens: dict[str, str] = field(default_factory=dict)
     bloom_bytes: int = 0  # bytes of Bloom filters read
     problems: list[str] = field(default_factory=list)  # filters left out, and why
+    #: per dotted leaf path: each row group's dictionary values (Arrow), None where unknown
+    dictionaries: dict[str, list[pa.Array | None]] = field(default_factory=dict)
+    dictionary_problems: list[str] = field(default_factory=list)  # pages not used, and why
 
 
 # ------------------------------------------------------------------------------ plans
@@ -388,12 +400,14 @@ def _opened(source, filesystem):
 
 
 def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
-                filesystem=None, bloom=None) -> FileFooter:
+                filesystem=None, bloom=None, dictionaries=None,
+                dictionary_bytes: int = dictionary.MAX_BYTES) -> FileFooter:
     """Read one file's footer and its raw per-row-group statistics.
 
     ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
     file object; ``path`` names the file in the result. ``bloom`` (True, or column names):
-    also read those leaves' Bloom filters, while the file is open. Raises ``OSError`` when
+    also read those leaves' Bloom filters, while the file is open; ``dictionaries`` likewise
+    their dictionary pages of at most ``dictionary_bytes`` (:mod:`.dictionary`). Raises ``OSError`` when
     the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` when it is not
     valid Parquet.
     """
@@ -402,6 +416,8 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
         result = _decode(footer, path, columns)
         if bloom:
             _read_blooms(result, bloom, read_at, size)
+        if dictionaries:
+            _read_dictionaries(result, dictionaries, read_at, dictionary_bytes)
     return result
 
 
@@ -435,12 +451,12 @@ def _read_blooms(footer: FileFooter, wanted, read_at, size: int) -> None:
     """Read the Bloom filters of the wanted leaves of every row group into ``footer``."""
     plan = footer.plan
     width = len(plan.leaves)
-    offsets = footer.rows[:, _thrift.S_BLOOM_OFF]
+    offsets = footer.rows[:, _thrift.S_BLOOM_OFF].tolist()
+    lengths = footer.rows[:, _thrift.S_BLOOM_LEN].tolist()
     # with bloom=True, only the leaves this file wrote filters for
     chosen = [(j, p) for j, p in plan.bloom_leaves(wanted)
-              if wanted is not True or (offsets[j::width] >= 0).any()]
-    places = [(int(footer.rows[r * width + j, _thrift.S_BLOOM_OFF]),
-               int(footer.rows[r * width + j, _thrift.S_BLOOM_LEN]))
+              if wanted is not True or max(offsets[j::width], default=-1) >= 0]
+    places = [(offsets[r * width + j], lengths[r * width + j])
               for j, _ in chosen for r in range(len(footer.num_rows))]
     words, problems = read_filters(read_at, size, places)
     groups = len(footer.num_rows)
@@ -449,6 +465,38 @@ def _read_blooms(footer: FileFooter, wanted, read_at, size: int) -> None:
         footer.bloom_tokens[leaf_path] = plan.leaves[j].bloom
     footer.bloom_bytes = sum(4 * len(w) for w in words if w is not None)
     footer.problems = [f"{footer.path}: {p}" for p in problems]
+
+
+def _read_dictionaries(footer: FileFooter, wanted, read_at, cap: int) -> None:
+    """Read the dictionary pages of the wanted leaves of every row group into ``footer``: the
+    values in the leaf's Arrow type, or None (unknown)."""
+    plan = footer.plan
+    width = len(plan.leaves)
+    groups = len(footer.num_rows)
+    for j, leaf_path in plan.dictionary_leaves(wanted):
+        rows = footer.rows[j::width]
+        places = [(int(r[_thrift.S_DICT_OFF]), int(r[_thrift.S_DICT_LEN]), int(r[_thrift.S_CODEC]))
+                  for r in rows]
+        pages, problems = dictionary.read_dictionaries(read_at, places, cap)
+        footer.dictionary_problems.extend(f"{footer.path}: {p}" for p in problems)
+        values: list[pa.Array | None] = []
+        for r in range(groups):
+            values.append(None)
+            if pages[r] is None:
+                continue
+            count, body = pages[r]
+            try:
+                raw = Bounds(*dictionary.split_plain(body, count, plan.leaves[j].physical,
+                                                     plan.leaves[j].width))
+            except dictionary.PageError as e:
+                footer.dictionary_problems.append(f"{footer.path}: the dictionary page of "
+                                                  f"{leaf_path} is not usable: {e}")
+                continue
+            converted = _bounds(plan.leaves[j], raw, False)
+            if converted.null_count == 0:  # a value that does not convert: the set is unknown
+                values[-1] = converted
+        if wanted is not True or any(v is not None for v in values):
+            footer.dictionaries[leaf_path] = values
 
 
 # ------------------------------------------------------------------------------ conversion

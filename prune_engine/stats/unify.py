@@ -76,6 +76,8 @@ def unify_types(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
             return pa.int64()
     if pa.types.is_floating(a) and pa.types.is_floating(b):
         return a if a.bit_width >= b.bit_width else b
+    if pa.types.is_list(a) and pa.types.is_list(b):  # value sets (``value_set``)
+        return pa.list_(unify_types(a.value_type, b.value_type, where))
     for small, large in ((pa.string(), pa.large_string()), (pa.binary(), pa.large_binary())):
         if {a, b} == {small, large}:
             return large

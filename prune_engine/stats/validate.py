@@ -39,7 +39,7 @@ def check_layout(schema: pa.Schema) -> None:
         raise StatsError(f"column {layout.NUM_RECORDS!r} must be an integer type, not "
                          f"{schema.field(layout.NUM_RECORDS).type}", column=layout.NUM_RECORDS)
     for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT, layout.NAN_COUNT, layout.NGRAM_INDEX,
-                 layout.BLOOM_FILTER):
+                 layout.BLOOM_FILTER, layout.VALUE_SET):
         if name in names and not pa.types.is_struct(schema.field(name).type):
             raise StatsError(f"column {name!r} must be a struct, not {schema.field(name).type}", column=name)
     for name in (layout.NULL_COUNT, layout.NAN_COUNT):
@@ -62,3 +62,8 @@ def check_layout(schema: pa.Schema) -> None:
             if not (pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)):
                 col = f"{index}.{f.name}"
                 raise StatsError(f"index column {col!r} must be binary, not {f.type}", column=col)
+    if layout.VALUE_SET in names:
+        for f in schema.field(layout.VALUE_SET).type:
+            if not (pa.types.is_list(f.type) or pa.types.is_large_list(f.type)):
+                col = f"{layout.VALUE_SET}.{f.name}"
+                raise StatsError(f"value-set column {col!r} must be a list, not {f.type}", column=col)

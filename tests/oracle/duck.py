@@ -128,3 +128,33 @@ class DuckOracle:
         with self._session(table):
             return self.con.sql(f"SELECT * FROM t WHERE {CID} = '{quoted}' AND ({portable_sql(predicate)}) "
                                 f"LIMIT {limit}").to_arrow_table()
+
+
+def write_parquet(folder, select: str, files: int, rows: int, row_group_size: int) -> None:
+    """``files`` Parquet files written by DuckDB into ``folder`` (``duck-0.parquet``, ...):
+    ``SELECT {select}`` over ``i`` counting up through all files, ``rows`` a file, in row
+    groups of ``row_group_size``."""
+    con = connect()
+    try:
+        for f in range(files):
+            path = f"{folder}/duck-{f}.parquet"
+            con.execute(f"COPY (SELECT {select} FROM (SELECT i + {f * rows} AS i FROM "
+                        f"range({rows}) r(i)) ORDER BY i) TO '{path}' "
+                        f"(FORMAT parquet, ROW_GROUP_SIZE {row_group_size})")
+    finally:
+        con.close()
+
+
+def tagged_rows(stats) -> pa.Table:
+    """The rows of every container of ``stats`` (read from its ``path`` and ``row_group``),
+    each tagged with its container id in :data:`CID`: the table :class:`DuckOracle` asks."""
+    import pyarrow.parquet as pq
+
+    parts = []
+    for cid, path, rg in zip(stats.column("container").to_pylist(),
+                             stats.column("path").to_pylist(),
+                             stats.column("row_group").to_pylist()):
+        pf = pq.ParquetFile(path)
+        part = pf.read() if rg is None else pf.read_row_group(rg)
+        parts.append(part.append_column(CID, pa.array([cid] * part.num_rows, pa.string())))
+    return pa.concat_tables(parts)

@@ -191,7 +191,7 @@ def test_skip_lists_the_file_and_keeps_it(bad_files):
 def test_permission_error_from_the_reader_is_reported(bad_files, monkeypatch):
     import prune_engine.stats.collect as collect
 
-    def deny(source, path, columns=None, filesystem=None, bloom=None):
+    def deny(source, path, columns=None, filesystem=None, **indexes):
         raise PermissionError(13, "Permission denied", path)
 
     monkeypatch.setattr(collect, "read_footer", deny)
