@@ -22,6 +22,7 @@ import pytest
 import prune_engine as pe
 from prune_engine import cli
 from prune_engine.demo import make_lake
+from tests.bloom.writer import needs_bloom_writer
 
 QUERIES = [
     "country = 'IS' AND amount > 400",          # row groups pruned inside every file
@@ -77,7 +78,8 @@ def test_stats_saves_what_collect_stats_returns(lake, stats_file, capsys):
     assert by_file.column("row_group").null_count == 6, "file granularity: no row groups"
 
 
-def test_stats_with_bloom_filters_and_dictionaries(tmp_path, capsys):
+@needs_bloom_writer
+def test_stats_with_bloom_filters(tmp_path, capsys):
     import pyarrow.parquet as pq
 
     lake = tmp_path / "lake"
@@ -100,6 +102,15 @@ def test_stats_with_bloom_filters_and_dictionaries(tmp_path, capsys):
         assert pe.prune(stats, "k IN (66, 1000)").to_pylist() == [False, True]
     code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "x.parquet", "--bloom", "v", "w")
     assert code == 2 and "bloom= names 'w'" in err
+
+
+def test_stats_with_dictionaries(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(2):
+        pq.write_table(pa.table({"v": ["a", "b", "c"]}), lake / f"f{i}.parquet")
     code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "d.parquet", "--dictionaries")
     assert code == 0 and err == "", err
     stats = pe.read_stats(tmp_path / "d.parquet")

@@ -7,14 +7,11 @@ is recent) is read as a guess of :data:`HEADER_GUESS` bytes, then the rest once 
 gives the size. A filter that cannot be trusted (a header that is not a split-block xxHash
 filter, a size past the end of the file) is left out with the reason, never guessed.
 
->>> import io, pyarrow as pa, pyarrow.parquet as pq
->>> from prune_engine.stats import _thrift
->>> from prune_engine.stats.parquet import read_footer
->>> buf = io.BytesIO()
->>> pq.write_table(pa.table({"k": [1, 2, 3]}), buf, bloom_filter_options={"k": {"ndv": 10}})
->>> f = read_footer(pa.BufferReader(buf.getvalue()), "mem", bloom=True)
->>> [len(w) for w in f.blooms["k"]], f.bloom_tokens
-([8], {'k': 'int64'})
+>>> header = bytes([0x15, 0x40, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0])
+>>> data = b"PAR1" + header + bytes(32)          # a filter of 32 bytes at offset 4
+>>> words, problems = read_filters(lambda n, at: data[at:at + n], len(data), [(4, -1), (99, -1)])
+>>> len(words[0]), words[1], problems
+(8, None, ['the Bloom filter offset 99 lies past the end of the file (51 bytes)'])
 """
 
 from __future__ import annotations
@@ -48,9 +45,11 @@ def read_filters(read_at: Callable[[int, int], bytes], file_size: int,
         else:
             spans.append([o, end, [(o, n, i)]])
     for start, end, members in spans:
-        if start >= file_size:
-            problems.extend(f"the Bloom filter offset {o} lies past the end of the file "
-                            f"({file_size} bytes)" for o, _, _ in members)
+        past = [o for o, _, _ in members if o >= file_size]
+        problems.extend(f"the Bloom filter offset {o} lies past the end of the file "
+                        f"({file_size} bytes)" for o in past)
+        members = [m for m in members if m[0] < file_size]
+        if not members:
             continue
         data = read_at(min(end, file_size) - start, start)
         for o, n, i in members:

@@ -19,6 +19,7 @@ from prune_engine.bloom.probe import may_contain
 from prune_engine.bloom.read import read_filters
 from prune_engine.errors import IndexCorruptError
 from prune_engine.ngram.format import SALTS, xxh64
+from tests.bloom.writer import needs_bloom_writer
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -297,6 +298,7 @@ def test_parse_header_rejects_bad_headers(raw):
         fmt.parse_header(raw)
 
 
+@needs_bloom_writer
 def test_parse_header_real_writer():
     import io
     buf = io.BytesIO()
@@ -412,6 +414,7 @@ def _reader(data: bytes):
     return lambda n, offset: data[offset:offset + n]
 
 
+@needs_bloom_writer
 def test_read_filters_good_and_unknown_length(tmp_path):
     p, off, length = _file_with_filter(tmp_path)
     data = open(p, "rb").read()
@@ -420,6 +423,7 @@ def test_read_filters_good_and_unknown_length(tmp_path):
         assert problems == [] and words[1] is None and len(words[0]) % 8 == 0
 
 
+@needs_bloom_writer
 def test_read_filters_reports_problems(tmp_path):
     p, off, length = _file_with_filter(tmp_path)
     data = open(p, "rb").read()
@@ -446,6 +450,7 @@ def _corrupt(p: str, off: int, patch: bytes) -> None:
         f.write(patch)
 
 
+@needs_bloom_writer
 @pytest.mark.parametrize("patch", [b"\x15\x01", b"\x15\x80\x04\x1c\x1c", b"\xff\xff\xff\xff",
                                    b"\x00"])
 def test_collect_stats_warns_on_corrupt_filter_and_keeps(tmp_path, patch):
@@ -472,6 +477,7 @@ def _varint(v: int) -> bytes:
         v >>= 7
 
 
+@needs_bloom_writer
 def test_collect_stats_warns_on_offset_past_eof(tmp_path):
     p, off, _ = _file_with_filter(tmp_path)
     data = bytearray(open(p, "rb").read())
@@ -496,6 +502,7 @@ def test_collect_stats_warns_on_offset_past_eof(tmp_path):
             assert pe.prune(stats, pred).to_pylist() == [True], pred
 
 
+@needs_bloom_writer
 def test_collect_stats_good_filter_has_no_problems(tmp_path):
     p = str(tmp_path / "even.parquet")
     pq.write_table(pa.table({"k": pa.array(range(0, 200, 2), pa.int64())}), p,

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import prune_engine as pe
 from prune_engine.expr import nodes
 from prune_engine.expr.from_arrow import scalar_literal
+from tests.bloom.writer import needs_bloom_writer
 from tests.budget import examples
 from tests.oracle.duck import DuckOracle, tagged_rows, write_parquet
 
@@ -329,6 +330,7 @@ def _write_kw(t):
     return {"store_decimal_as_integer": True} if pa.types.is_decimal(t) else {}
 
 
+@needs_bloom_writer
 @pytest.mark.parametrize("t", TYPES, ids=str)
 def test_every_type_sound_and_pruning(tmp_path, t):
     seed = TYPES.index(t)
@@ -358,6 +360,7 @@ def test_every_type_sound_and_pruning(tmp_path, t):
         assert by_bloom <= 0.2 * by_minmax, (granularity, by_minmax, by_bloom)
 
 
+@needs_bloom_writer
 def test_explain_names_the_bloom_filter(tmp_path):
     t = pa.int64()
     present, absent = split(universe(t, 3))
@@ -380,6 +383,7 @@ def test_isin_with_nanosecond_scalar(tmp_path):
 # ------------------------------------------------------------------------------ bloom=[names]
 
 
+@needs_bloom_writer
 def test_bloom_names_select_columns(tmp_path):
     t = pa.int64()
     present, absent = split(universe(t, 4))
@@ -449,6 +453,7 @@ def test_duckdb_written_files(tmp_path):
 # ------------------------------------------------------------------------------ drift
 
 
+@needs_bloom_writer
 def test_schema_drift_int32_and_int64(tmp_path):
     a = pa.array([1, 5, 9, None, -(2**31), 2**31 - 1] * 4, pa.int32())
     b = pa.array([2, 6, 2**40, -(2**40), None, 7] * 4, pa.int64())
@@ -474,6 +479,7 @@ def test_schema_drift_int32_and_int64(tmp_path):
         assert by_bloom < by_minmax
 
 
+@needs_bloom_writer
 def test_schema_drift_timestamp_units_and_decimal_scales(tmp_path):
     ms = pa.array([0, 1_000, 86_400_000, 1_500, None], pa.timestamp("ms", "UTC"))
     us = pa.array([0, 2_000_000, 1_500_000, 1_500_001, None], pa.timestamp("us", "UTC"))
@@ -503,6 +509,7 @@ def _float_drift(tmp_path):
     return f32
 
 
+@needs_bloom_writer
 def test_schema_drift_float32_and_float64(tmp_path):
     f32 = _float_drift(tmp_path)
     lits = [1.5, 0.0, -0.0, f32, 0.1, 2.0, 3.0, 2.5, 1.25]
@@ -515,6 +522,7 @@ def test_schema_drift_float32_and_float64(tmp_path):
         check(stats, rows, cases)
 
 
+@needs_bloom_writer
 def test_schema_drift_float_beyond_float32_range(tmp_path):
     _float_drift(tmp_path)
     stats = collect(tmp_path, "row_group", bloom=True)
@@ -546,6 +554,7 @@ def lakes(draw):
     return kind, files, literals, in_lists
 
 
+@needs_bloom_writer
 @settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(lakes())
