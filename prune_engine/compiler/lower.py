@@ -26,6 +26,7 @@ from prune_engine.evaluate.domains import (
 )
 from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOperand, cast_kind, zoned
 from prune_engine.expr import like as likes
+from prune_engine.expr import regex
 from prune_engine.expr import nodes as n
 
 UNKNOWN = "unknown"
@@ -412,11 +413,26 @@ class Lowering:
         return c.IndexProbe(info, "like", (e.pattern, e.escape, e.case_insensitive), sql=str(e))
 
     def _regexp(self, e: n.RegexpLike) -> c.Check:
+        """A match needs a value; one that starts with the pattern's anchored prefix
+        (:func:`~prune_engine.expr.regex.anchored_prefix`, a range min/max can test); and, on
+        an indexed column, the grams every match contains."""
         sql = str(e)
         op = self.operand(e.arg)
-        if e.negated or not isinstance(op, ColumnOperand) or not op.info.ngram:
+        if e.negated or not isinstance(op, ColumnOperand) or not isinstance(op.domain, ArrowDomain) \
+                or not op.domain.is_text:
             return c.Const(True, sql=sql)
-        return c.AllOf((c.Presence(op, "value"), c.IndexProbe(op.info, "regex", (e.pattern,), sql=sql)), sql=sql)
+        parts: list[c.Check] = []
+        prefix = regex.anchored_prefix(e.pattern)
+        if prefix:
+            upper = likes.successor(prefix)
+            parts.append(c.PrefixRange(op, op.domain.scalar(prefix),
+                                       None if upper is None else op.domain.scalar(upper),
+                                       op.domain, sql=sql))
+        if op.info.ngram:
+            parts.append(c.IndexProbe(op.info, "regex", (e.pattern,), sql=sql))
+        if not parts:
+            return c.Const(True, sql=sql)
+        return c.AllOf((c.Presence(op, "value"), *parts), sql=sql)
 
     def _array_contains(self, e: n.Func) -> c.Check:
         sql = str(e)

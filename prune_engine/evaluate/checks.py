@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine.evaluate.context import EvalContext, both, either_not, where_known
-from prune_engine.evaluate.domains import Domain
+from prune_engine.evaluate.domains import DecimalDomain, Domain
 from prune_engine.stats import layout
 from prune_engine.stats.layout import ColumnInfo
 
@@ -241,7 +241,9 @@ class InSet(Check):
 @dataclass(repr=False)
 class NotInSet(Check):
     """``operand NOT IN (values)`` (no NULL among them): FALSE only where every value of the
-    container is one member of the set (``lo == hi`` in the set, and no NaN)."""
+    container is a member of the set: ``lo == hi`` in the set, or, on an integer grid
+    (integers, dates, timestamps, small decimals), every grid point of ``[lo, hi]`` in it;
+    and no NaN."""
 
     operand: Any
     values: Any
@@ -253,10 +255,29 @@ class NotInSet(Check):
         if lo is None or hi is None:
             return _full(ctx, f.maybe_value)
         same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
+        if _on_grid(self.domain) and len(self.values) > 1:
+            same = same | _covered(lo, hi, self.values)
         keep = _full(ctx, both(f.maybe_value, ~where_known(same, lov, hiv)))
         if self.domain.nan_capable:
             keep = keep | _full(ctx, f.maybe_nan)
         return keep
+
+
+def _on_grid(domain: Domain) -> bool:
+    """Are the domain's values consecutive integers (so a range holds finitely many)?"""
+    dtype = getattr(domain, "dtype", None)
+    return dtype is not None and dtype.kind in "iu" and not domain.nan_capable and (
+        not isinstance(domain, DecimalDomain) or domain.small)
+
+
+def _covered(lo: np.ndarray, hi: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """For each container: is every integer of ``[lo, hi]`` one of the sorted, distinct
+    ``members``? (As many members fall in the range as it has integers.)"""
+    inside = np.searchsorted(members, hi, side="right") - np.searchsorted(members, lo, side="left")
+    # the range's size, where it could fit the members (else its size may overflow)
+    small = (hi >= lo) & (hi.astype(np.float64) - lo.astype(np.float64) < len(members))
+    size = np.where(small, hi, lo).astype(np.int64) - lo.astype(np.int64) + 1
+    return small & (inside == size)
 
 
 @dataclass(repr=False)

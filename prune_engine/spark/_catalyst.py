@@ -58,6 +58,7 @@ import pyarrow as pa
 from prune_engine.errors import PruneEngineError, SqlParseError, UnknownColumnError
 from prune_engine.expr import nodes as n
 from prune_engine.expr.like import dangling_escape, like_escape
+from prune_engine.expr.regex import anchored_prefix
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
 from prune_engine.spark._java_regex import engine_reads_alike
 
@@ -336,10 +337,19 @@ class _Translator:
         return n.Like(arg, pattern, "\\")
 
     def rlike(self, node: _Node) -> n.Expr:
+        """``RLIKE`` read as RE2 where Java reads the pattern alike; else, where it pins an
+        anchored prefix (read alike by both: :func:`~prune_engine.expr.regex.anchored_prefix`),
+        "unknown AND starts with the prefix": a necessary condition, which prunes where the
+        match must be TRUE and keeps under NOT (unknown OR not ... keeps)."""
         arg, pattern = self.text_operands(node)
-        if arg is None or not engine_reads_alike(pattern):
+        if arg is None:
             return self.unknown(node)
-        return n.RegexpLike(arg, pattern)
+        if engine_reads_alike(pattern):
+            return n.RegexpLike(arg, pattern)
+        prefix = anchored_prefix(pattern)
+        if not prefix:
+            return self.unknown(node)
+        return n.And((self.unknown(node), n.Like(arg, like_escape(prefix, "\\") + "%", "\\")))
 
     def text_operands(self, node: _Node):
         """A string column and a string literal (the pattern), or ``(None, None)``."""
