@@ -281,7 +281,9 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     ``spark.read.format(format).load(fact_source)`` (filtered by ``where``, Spark SQL or a
     Column, when given).
 
-    ``on``: ``[("fact_col", "dim_col"), ...]``. ``how``: any Spark join type; only
+    ``on``: ``[("fact_col", "dim_col"), ...]`` (the result keeps both sides' columns), or the
+    names both sides share, ``"k"`` or ``["k", "j"]`` (as Spark's ``join(other, "k")``, the
+    result keeps one ``k``). ``how``: any Spark join type; only
     ``inner``, ``cross``, ``left_semi`` and ``right_outer`` prune (a ``left_outer``,
     ``full_outer`` or ``left_anti`` join keeps every fact row and runs unpruned).
     ``fact_stats``: the fact files' statistics (None: collected now). ``max_keys``: distinct
@@ -306,6 +308,7 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     summary = PruneSummary()
     if kind not in PRUNABLE:
         fact = load(spark, fact_source, format, options, schema)
+        summary.not_pruned = f"a {how} join keeps every fact row, with a partner or not"
     else:
         if fact_stats is None:
             from prune_engine.spark._collect import collect_stats
@@ -329,9 +332,18 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
                                     summary=summary)
     if where is not None:
         fact = fact.where(where)
-    condition = functools.reduce(operator.and_, [fact[f] == dim_df[d] for f, d in pairs])
-    result = fact.join(dim_df, condition, how)
+    if _by_name(on):  # Spark's join(other, "k"): one k column in the result
+        result = fact.join(dim_df, [f for f, _ in pairs], how)
+    else:
+        condition = functools.reduce(operator.and_, [fact[f] == dim_df[d] for f, d in pairs])
+        result = fact.join(dim_df, condition, how)
     return (result, summary) if return_summary else result
+
+
+def _by_name(on) -> bool:
+    """``on`` names the key columns of both sides (``"k"`` or ``["k", "j"]``), as Spark's
+    ``join(other, on)`` takes them: the result keeps one column of each key."""
+    return isinstance(on, str) or (isinstance(on, list) and all(isinstance(k, str) for k in on))
 
 
 def _keep_usable(keys: JoinKeys, fact, stats, dim_df, pairs) -> None:

@@ -61,7 +61,8 @@ class PruneSummary:
     collected, and files the statistics name that are gone. ``prune_seconds``: driver time
     in prune_engine (reading the ``where``, ``pe.prune``, checking files, building the
     filter). ``predicate``: what the engine pruned with; ``join_keys``: per fact column, how
-    the join keys were tested (``join`` only).
+    the join keys were tested (``join`` only); ``not_pruned``: why nothing was tried (a join
+    type that keeps every fact row), else empty.
     """
 
     files_total: int = 0
@@ -73,8 +74,11 @@ class PruneSummary:
     prune_seconds: float = 0.0
     predicate: str = ""
     join_keys: dict[str, Any] = field(default_factory=dict)
+    not_pruned: str = ""
 
     def __str__(self) -> str:
+        if self.not_pruned:
+            return f"prune_engine: not pruned: {self.not_pruned}"
         return (f"prune_engine: {self.files_pruned} of {self.files_total} files pruned "
                 f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read, "
                 f"in {self.prune_seconds * 1e3:.0f} ms")

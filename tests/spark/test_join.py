@@ -91,6 +91,27 @@ def test_joins_that_keep_every_fact_row_are_not_pruned(spark, fact, stores, how)
     assert summary.files_pruned == 0 and summary.files_read == 0 and not summary.join_keys
 
 
+def test_joins_that_are_not_pruned_say_why(spark, fact, stores):
+    _, summary = pes.join(spark, fact[0], stores, [("store_id", "id")], "left_outer",
+                          fact_stats=fact[1], return_summary=True)
+    assert str(summary) == ("prune_engine: not pruned: a left_outer join keeps every fact row, "
+                            "with a partner or not")
+
+
+@pytest.mark.parametrize("how", ["inner", "left_semi", "right_outer", "left_outer"])
+def test_keys_named_alike_keep_one_column_as_in_spark(spark, fact, stores, how):
+    """``on="store_id"`` (or a list of names) is Spark's ``join(other, "store_id")``: one
+    ``store_id`` in the result, which ``select("store_id")`` reads without ambiguity."""
+    dim = stores.where("region = 'north'").withColumnRenamed("id", "store_id")
+    root, stats = fact
+    for on in ("store_id", ["store_id"]):
+        df = pes.join(spark, root, dim, on, how, fact_stats=stats)
+        plain = spark.read.parquet(root).join(dim, on, how)
+        assert df.columns == plain.columns and df.columns.count("store_id") == 1
+        assert sorted_rows(df.select("store_id").collect()) == \
+            sorted_rows(plain.select("store_id").collect())
+
+
 def test_multi_column_keys_prune_column_by_column(spark, fact, stores):
     dim = stores.where("id IN (7, 730) OR id BETWEEN 210 AND 219")
     summary, rows = _check(spark, fact, dim, [("store_id", "id"), ("day", "day")], "inner")
