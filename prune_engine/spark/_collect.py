@@ -105,7 +105,7 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
                                      ngram_case_insensitive=options["ngram_case_insensitive"],
                                      on_error=options["on_error"], threads=1,
                                      bloom=options["bloom"],
-                                     dictionaries=options["dictionaries"],
+                                     dictionaries=options["dictionaries"], empty_files="rows",
                                      **({"dictionary_bytes": options["dictionary_bytes"]}
                                         if options["dictionary_bytes"] is not None else {}))
                 yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},

@@ -274,7 +274,7 @@ def _build_bloom(dim_df, dim_col: str, expected: int, fpp: float) -> KeyBloom:
 
 def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None, where=None,
          format: str = "parquet", options: dict | None = None, schema=None,
-         max_keys: int = 100_000, bloom_fpp: float = 0.01, missing: str = "raise",
+         max_keys: int = 100_000, bloom_fpp: float = 0.01, missing: str = "skip",
          return_summary: bool = False):
     """``fact.join(dim_df, fact[f] == dim_df[d] AND ..., how)`` over the fact files that may
     hold a joining row (see the module doc), where ``fact`` is

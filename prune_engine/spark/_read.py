@@ -8,8 +8,9 @@ What happens, all on the driver before Spark plans the scan:
    (:mod:`prune_engine.spark._catalyst`), and ``pe.prune`` gives each container's keep-mask;
 3. a file is pruned when all of its containers are, it is still there, and its size and
    modification time are the ones the statistics recorded (a changed file is read, with a
-   warning; a file the statistics name that is gone is an error, or skipped with a warning
-   when ``missing="skip"``);
+   warning; a file the statistics name that is gone holds no rows of the source as it is
+   now, so it is skipped, with a warning, as plain Spark skips it; ``missing="raise"`` makes
+   it an error instead);
 4. the pruned files are excluded with a filter on Spark's ``_metadata.file_path``, which
    Spark applies while it lists the files, so they never reach a task; then ``where`` is
    applied as an ordinary Spark filter.
@@ -86,7 +87,7 @@ class PruneSummary:
 
 def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
          format: str = "parquet", options: dict[str, str] | None = None, schema=None,
-         missing: Missing = "raise", return_summary: bool = False):
+         missing: Missing = "skip", return_summary: bool = False):
     """``spark.read.format(format).load(source).where(where)``, with the files that cannot
     hold a matching row pruned on the driver first (see the module doc).
 
@@ -95,8 +96,9 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
     statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
     :func:`stats_from_dataframe`, or a saved table); ``None`` collects them now with
     :func:`collect_stats` (a Spark job). ``options``/``schema`` go to Spark's reader.
-    ``missing="skip"``: a file the statistics name that is gone is skipped with a warning
-    instead of raising :class:`~prune_engine.StatsError`. ``return_summary=True`` returns
+    ``missing``: a file the statistics name that is gone (an overwrite since they were
+    collected) is skipped with a warning (``"skip"``, the default: plain Spark does not read
+    it either), or raises :class:`~prune_engine.StatsError` (``"raise"``). ``return_summary=True`` returns
     ``(DataFrame, PruneSummary)``; the summary is also logged at INFO on
     ``prune_engine.spark``.
 
@@ -132,7 +134,7 @@ def load(spark, source, format: str = "parquet", options: dict | None = None, sc
     return reader.load(paths[0] if len(paths) == 1 else paths)
 
 
-def prune_files(base, stats, expr, *, missing: Missing = "raise", keep: np.ndarray | None = None,
+def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarray | None = None,
                 started: float | None = None, summary: PruneSummary | None = None):
     """``base`` without the files whose containers ``expr`` prunes (and, when given, ``keep``
     does not keep), as ``(DataFrame, PruneSummary)``; the shared last step of ``read`` and
@@ -217,10 +219,11 @@ def _missing(gone: list[str], missing: Missing) -> None:
     shown = ", ".join(gone[:5]) + (f" (and {len(gone) - 5} more)" if len(gone) > 5 else "")
     if missing == "raise":
         raise StatsError(f"{len(gone)} file(s) in the statistics no longer exist: {shown}; "
-                         "collect the statistics again, or pass missing='skip' to skip them",
+                         "collect the statistics again, or leave out missing='raise' to skip them",
                          containers=gone[:10])
     warnings.warn(f"skipping {len(gone)} file(s) in the statistics that no longer exist: "
-                  f"{shown}", stacklevel=4)
+                  f"{shown} (the statistics are older than the source: collect them again)",
+                  stacklevel=4)
 
 
 def _exclude(base, pruned: list[str]):

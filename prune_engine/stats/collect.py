@@ -224,14 +224,16 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
     return table.append_column("__order", pa.array(file_index[per_container]))
 
 
-def _skipped_table(files: list[SourceFile], index: np.ndarray, parts: dict[str, pa.Array]
-                   ) -> pa.Table:
+def _skipped_table(files: list[SourceFile], index: np.ndarray, parts: dict[str, pa.Array],
+                   num_records: int | None = None) -> pa.Table:
+    """Rows of files whose footers were not read: statistics unknown (skipped files), or
+    ``num_records=0`` (empty files)."""
     take = pa.array(index)
     columns = {
         layout.CONTAINER: pa.array([files[i].path for i in index], pa.string()),
         layout.PATH: pa.array([files[i].path for i in index], pa.string()),
         layout.ROW_GROUP: pa.nulls(len(index), pa.int32()),
-        layout.NUM_RECORDS: pa.nulls(len(index), pa.int64()),
+        layout.NUM_RECORDS: pa.array([num_records] * len(index), pa.int64()),
     }
     if parts:
         columns[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
@@ -337,11 +339,12 @@ def _warn_problems(problems: list[str], what: str = "Bloom filter") -> None:
 def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
              bloom=None, dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
-             part: bool = False) -> StatsTable:
+             empty_files: str = "error", part: bool = False) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
     listing (:func:`collect_part`), so ``columns``, ``ngram``, ``bloom`` and ``dictionaries``
     names missing here are not errors (:func:`merge_parts` checks them over all slices); what
-    this slice knows is kept in ``metadata["part"]``."""
+    this slice knows is kept in ``metadata["part"]``. ``empty_files="rows"``: a file of 0
+    bytes is a container of no rows (as Spark reads a folder), not an unreadable file."""
     if granularity not in GRANULARITIES:
         raise StatsError(f"granularity must be one of {GRANULARITIES}, not {granularity!r}")
     if on_error not in ("raise", "skip"):
@@ -354,15 +357,20 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     dictionaries = _index_names(dictionaries, "dictionaries")
     if not isinstance(dictionary_bytes, int) or dictionary_bytes < 1:
         raise StatsError(f"dictionary_bytes must be a positive integer, not {dictionary_bytes!r}")
-    results = read_footers(files, selected, listing.filesystem, threads, progress,
-                           {"bloom": bloom, "dictionaries": dictionaries,
-                            "dictionary_bytes": dictionary_bytes})
+    if empty_files not in ("error", "rows"):
+        raise StatsError(f"empty_files must be 'error' or 'rows', not {empty_files!r}")
+    empty = [i for i, f in enumerate(files) if f.size == 0] if empty_files == "rows" else []
+    read = iter(read_footers([f for i, f in enumerate(files) if i not in empty], selected,
+                             listing.filesystem, threads, progress,
+                             {"bloom": bloom, "dictionaries": dictionaries,
+                              "dictionary_bytes": dictionary_bytes}))
+    results = [None if i in empty else next(read) for i in range(len(files))]
     errors = [(i, r) for i, r in enumerate(results) if isinstance(r, str)]
     if errors and on_error == "raise":
         i, message = errors[0]
         more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
         raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
-    footers = {i: r for i, r in enumerate(results) if not isinstance(r, str)}
+    footers = {i: r for i, r in enumerate(results) if r is not None and not isinstance(r, str)}
     problems = [p for f in footers.values() for p in f.problems]
     bloom_paths = sorted({p for f in footers.values() for p in f.bloom_tokens})
     dictionary_problems = [p for f in footers.values() for p in f.dictionary_problems]
@@ -392,6 +400,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
                                    sub_known))
     if errors:
         tables.append(_skipped_table(files, np.array([i for i, _ in errors], np.int64), parts))
+    if empty:
+        tables.append(_skipped_table(files, np.array(empty, np.int64), parts, num_records=0))
     table = concat_stats(tables)
     if table.num_rows:
         rg = table.column(layout.ROW_GROUP).fill_null(-1).to_numpy()
@@ -416,7 +426,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
             ngram_case_insensitive))
     metadata = {
         "skipped_files": [{"path": files[i].path, "error": m} for i, m in errors],
-        "files": {f.path: [f.size, f.mtime_ns] for i, f in enumerate(files) if i in footers},
+        "files": {f.path: [f.size, f.mtime_ns] for i, f in enumerate(files)
+                  if i in footers or i in empty},
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
                     "ngram": names or None, "gram_size": gram_size,
                     "ngram_case_insensitive": ngram_case_insensitive,
@@ -449,16 +460,18 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  granularity: str = "row_group", columns: Sequence[str] | None = None, *,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                  on_error: str = "raise", threads: int | None = 1, bloom=None,
-                 dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES) -> StatsTable:
+                 dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
+                 empty_files: str = "error") -> StatsTable:
     """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
     with the partition types of the whole listing
     (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
     into the table ``collect_stats`` makes of the whole listing. Runs where the files are read
-    (e.g. in Spark executors)."""
+    (e.g. in Spark executors). ``empty_files="rows"``: a file of 0 bytes is a container of no
+    rows, as Spark reads a folder (the default, ``"error"``, is ``collect_stats``'s)."""
     listing = Listing(list(files), None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, False, threads, bloom=bloom, dictionaries=dictionaries,
-                    dictionary_bytes=dictionary_bytes, part=True)
+                    dictionary_bytes=dictionary_bytes, empty_files=empty_files, part=True)
 
 
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:

@@ -70,6 +70,24 @@ def test_spark_collect_stats_skips_unreadable_files_like_the_local_one(spark, tm
     assert spark_made.table.equals(local.table) and spark_made.metadata == local.metadata
 
 
+def test_a_zero_byte_file_holds_no_rows_as_in_spark(spark, tmp_path):
+    """Spark reads a folder with a 0-byte ``.parquet`` as if the file were not there: the
+    statistics job makes it an empty container (pruned by every predicate), not an error."""
+    root = str(tmp_path)
+    write(os.path.join(root, "good.parquet"), pa.table({"x": [1, 2]}))
+    open(os.path.join(root, "empty.parquet"), "wb").close()
+    stats = pes.collect_stats(spark, root, "file")
+    rows = dict(zip(stats.column("path").to_pylist(), stats.column("num_records").to_pylist()))
+    assert rows == {os.path.join(root, "good.parquet"): 2, os.path.join(root, "empty.parquet"): 0}
+    for where in ("x > 0", "x IS NULL OR x IS NOT NULL"):
+        df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+        assert sorted(r.x for r in df.collect()) == \
+            sorted(r.x for r in spark.read.parquet(root).where(where).collect())
+        assert summary.files_read == 1
+    with pytest.raises(pe.StatsError, match="empty.parquet"):
+        pe.collect_stats(root, "file", progress=False)  # pyarrow's reading: not Parquet
+
+
 def test_spark_collect_stats_checks_names_over_all_slices(spark, drifting_lake):
     with pytest.raises(pe.StatsError, match="nope"):
         pes.collect_stats(spark, drifting_lake, "file", columns=["nope"], files_per_task=2)

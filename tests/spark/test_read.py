@@ -182,20 +182,32 @@ def test_a_changed_file_is_read_with_a_warning(spark, tmp_path):
     assert summary.changed == [path] and scanned == 2
 
 
-def test_a_deleted_file_is_an_error_or_skipped_on_request(spark, tmp_path):
+def test_a_deleted_file_is_skipped_as_in_spark_or_an_error_on_request(spark, tmp_path):
     root = str(tmp_path)
     _small_lake(root)
     stats = pe.collect_stats(root, granularity="file", progress=False)
     gone = os.path.join(root, "f2.parquet")
     os.remove(gone)
     with pytest.raises(pe.StatsError, match="no longer exist") as e:
-        pes.read(spark, root, "x < 3", stats=stats)
+        pes.read(spark, root, "x < 3", stats=stats, missing="raise")
     assert e.value.containers == [gone]
     with pytest.warns(UserWarning, match="no longer exist"):
-        df, summary = pes.read(spark, root, "x < 3", stats=stats, missing="skip",
-                               return_summary=True)
+        df, summary = pes.read(spark, root, "x < 3", stats=stats, return_summary=True)
     assert sorted(r.x for r in df.collect()) == [0]
     assert summary.missing == [gone] and summary.files_total == 3
+
+
+def test_statistics_from_before_an_overwrite_read_what_spark_reads(spark, tmp_path):
+    """After ``mode("overwrite")`` every file the statistics name is gone and the new ones
+    are unknown: nothing is pruned wrongly, and the rows are plain Spark's."""
+    root = str(tmp_path / "t")
+    spark.range(20).selectExpr("id AS x").repartition(4).write.parquet(root)
+    stats = pes.collect_stats(spark, root, "file")
+    spark.range(100, 130).selectExpr("id AS x").repartition(3).write.mode("overwrite").parquet(root)
+    with pytest.warns(UserWarning, match="no longer exist"):
+        df, summary = pes.read(spark, root, "x >= 110", stats=stats, return_summary=True)
+    assert sorted(r.x for r in df.collect()) == list(range(110, 130))
+    assert len(summary.missing) == 4 and summary.files_read == 3
 
 
 def test_read_without_statistics_collects_them(spark, tmp_path):
