@@ -20,6 +20,7 @@ from prune_engine.bloom.read import read_filters
 from prune_engine.errors import IndexCorruptError
 from prune_engine.ngram.format import SALTS, xxh64
 from tests.bloom.writer import needs_bloom_writer
+from tests.stats.thrift_codec import _uvarint
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -259,16 +260,7 @@ def test_shrink_folds_sparse_filter_and_keeps_dense_one():
 def _header(num_bytes: int, alg=(1,), hsh=(1,), comp=(1,)) -> bytes:
     """A Thrift compact BloomFilterHeader: i32 numBytes, then three unions of empty structs."""
     def zigzag(v):
-        v = (v << 1) ^ (v >> 63)
-        out = bytearray()
-        while True:
-            b = v & 0x7F
-            v >>= 7
-            if v:
-                out.append(b | 0x80)
-            else:
-                out.append(b)
-                return bytes(out)
+        return _uvarint((v << 1) ^ (v >> 63))
 
     def union(fids):
         out, last = b"", 0
@@ -468,15 +460,6 @@ def test_collect_stats_warns_on_corrupt_filter_and_keeps(tmp_path, patch):
             assert pe.prune(stats, pred).to_pylist() == [True], pred
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        if v < 0x80:
-            return bytes(out + bytes([v]))
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-
-
 @needs_bloom_writer
 def test_collect_stats_warns_on_offset_past_eof(tmp_path):
     p, off, _ = _file_with_filter(tmp_path)
@@ -485,8 +468,8 @@ def test_collect_stats_warns_on_offset_past_eof(tmp_path):
     # the footer's i64 bloom_filter_offset (zigzag varint after a field header of type 6)
     flen = int.from_bytes(data[-8:-4], "little")
     start = len(data) - 8 - flen
-    old = _varint(off << 1)
-    new = _varint(8000 << 1)
+    old = _uvarint(off << 1)
+    new = _uvarint(8000 << 1)
     assert len(old) == len(new) == 2
     hits = [i for i in range(start + 1, len(data) - 8)
             if data[i:i + 2] == old and data[i - 1] & 0x0F == 6]
