@@ -71,8 +71,9 @@ def test_spark_collect_stats_skips_unreadable_files_like_the_local_one(spark, tm
 
 
 def test_a_zero_byte_file_holds_no_rows_as_in_spark(spark, tmp_path):
-    """Spark reads a folder with a 0-byte ``.parquet`` as if the file were not there: the
-    statistics job makes it an empty container (pruned by every predicate), not an error."""
+    """Spark 4 reads a folder with a 0-byte ``.parquet`` as if the file were not there (3.5
+    fails inferring the schema from it, and so does ``pes.read`` there): the statistics job
+    makes it an empty container (pruned by every predicate), not an error."""
     root = str(tmp_path)
     write(os.path.join(root, "good.parquet"), pa.table({"x": [1, 2]}))
     open(os.path.join(root, "empty.parquet"), "wb").close()
@@ -80,9 +81,14 @@ def test_a_zero_byte_file_holds_no_rows_as_in_spark(spark, tmp_path):
     rows = dict(zip(stats.column("path").to_pylist(), stats.column("num_records").to_pylist()))
     assert rows == {os.path.join(root, "good.parquet"): 2, os.path.join(root, "empty.parquet"): 0}
     for where in ("x > 0", "x IS NULL OR x IS NOT NULL"):
+        try:
+            plain = sorted(r.x for r in spark.read.parquet(root).where(where).collect())
+        except Exception:  # noqa: BLE001 - Spark 3.5 infers the schema from the empty file
+            with pytest.raises(Exception, match="empty.parquet|not a Parquet file"):
+                pes.read(spark, root, where, stats=stats)
+            continue
         df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
-        assert sorted(r.x for r in df.collect()) == \
-            sorted(r.x for r in spark.read.parquet(root).where(where).collect())
+        assert sorted(r.x for r in df.collect()) == plain
         assert summary.files_read == 1
     with pytest.raises(pe.StatsError, match="empty.parquet"):
         pe.collect_stats(root, "file", progress=False)  # pyarrow's reading: not Parquet
