@@ -48,6 +48,7 @@ import bloom_lake
 import prune_engine as pe
 from bloom_lake import FPP
 from first_call import measure
+from sizes import lake_files
 
 FULL_FILES = 2_000
 QUICK_FILES = 200
@@ -61,9 +62,7 @@ _BASE: dict[str, float] = {}
 
 
 def _num_files(config) -> int:
-    if "BLOOM_BENCH_FILES" in os.environ:
-        return int(os.environ["BLOOM_BENCH_FILES"])
-    return QUICK_FILES if config.getoption("--bench-rounds") is not None else FULL_FILES
+    return lake_files(config, "BLOOM_BENCH_FILES", FULL_FILES, QUICK_FILES)
 
 
 @pytest.fixture(scope="session")

@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
+from sizes import lake_files
 
 FULL_FILES = 2_000
 QUICK_FILES = 200
@@ -64,9 +65,7 @@ _FOOTERS: dict[str, float] = {}
 
 
 def _num_files(config) -> int:
-    if "TABLES_BENCH_FILES" in os.environ:
-        return int(os.environ["TABLES_BENCH_FILES"])
-    return QUICK_FILES if config.getoption("--bench-rounds") is not None else FULL_FILES
+    return lake_files(config, "TABLES_BENCH_FILES", FULL_FILES, QUICK_FILES)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import pyarrow as pa
 from prune_engine.bloom.encoding import value_hashes
 from prune_engine.bloom.format import BLOCK_BYTES, entry_layout, header_length
 from prune_engine.errors import IndexCorruptError
+from prune_engine.evaluate import membership
 from prune_engine.ngram.format import SALTS
 
 _SALTS = np.array(SALTS, np.uint64)
@@ -93,18 +94,18 @@ class _Filters:
             fits = (count > 0) & (bits <= ends[rows])
             bad[rows[~fits]] = True
             rows, at, count, bits = rows[fits], at[fits], count[fits], bits[fits]
-            entry = np.repeat(rows, count)
+            owner = np.repeat(np.arange(len(rows)), count)  # each filter's entry, 0..rows
+            entry = rows[owner]
             first_of = np.cumsum(count) - count
-            j = np.arange(len(entry)) - np.repeat(first_of, count)
-            blocks = _u32(data, np.repeat(at + 4, count) + 4 * j)
+            j = np.arange(len(entry)) - first_of[owner]
+            blocks = _u32(data, at[owner] + 4 + 4 * j)
             within = np.cumsum(blocks) - blocks
-            within -= np.repeat(within[first_of], count)
-            starts = np.repeat(bits, count) + BLOCK_BYTES * within
-            total = np.bincount(np.searchsorted(rows, entry), weights=blocks,
-                                minlength=len(rows)) * BLOCK_BYTES
-            wrong = (bits + total != ends[rows]) | (np.bincount(
-                np.searchsorted(rows, entry), weights=((blocks & (blocks - 1)) != 0) | (blocks == 0),
-                minlength=len(rows)) > 0)
+            within -= within[first_of][owner]
+            starts = bits[owner] + BLOCK_BYTES * within
+            total = np.bincount(owner, weights=blocks, minlength=len(rows)) * BLOCK_BYTES
+            odd = ((blocks & (blocks - 1)) != 0) | (blocks == 0)  # not a power of two
+            wrong = (bits + total != ends[rows]) | (
+                np.bincount(owner, weights=odd, minlength=len(rows)) > 0)
             bad[rows[wrong]] = True
             self.token[rows[~wrong]] = token
         pieces = [(entry, starts, blocks)]
@@ -154,20 +155,12 @@ def _probe(filters: _Filters, rows: np.ndarray, high: np.ndarray, masks: np.ndar
     """The kernel over ``rows``, split across threads when there are many probes (the kernel
     releases the GIL; each part writes its own rows of ``hit``)."""
     from prune_engine.bloom import _kernels
-    from prune_engine.evaluate.membership import _pool, _workers
 
-    def run(part: np.ndarray) -> None:
-        _kernels.probe(filters.words, filters.starts, filters.blocks, part, high, masks, hit)
+    def run(start: int, stop: int) -> None:
+        _kernels.probe(filters.words, filters.starts, filters.blocks, rows[start:stop], high,
+                       masks, hit)
 
-    parts = min(_workers(), max(1, len(rows) * len(high) // PARALLEL_PROBES))
-    if parts < 2:
-        run(rows)
-        return
-    pieces = np.array_split(rows, parts)
-    others = [_pool().submit(run, piece) for piece in pieces[1:]]
-    run(pieces[0])
-    for other in others:
-        other.result()
+    membership.run_split(run, len(rows), len(rows) * len(high) // PARALLEL_PROBES)
 
 
 def may_contain(index: pa.Array | pa.ChunkedArray, values: Sequence, stats_type: pa.DataType,

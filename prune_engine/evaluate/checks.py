@@ -320,6 +320,12 @@ class AllStartWith(Check):
         return _full(ctx, both(f.maybe_value, ~where_known(inside, lov, hiv)))
 
 
+def _containers(ctx: EvalContext) -> pa.ChunkedArray | None:
+    """The container ids, which an index probe names in its errors (None: the table has none)."""
+    table = ctx.stats.table
+    return table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names else None
+
+
 @dataclass(repr=False)
 class IndexProbe(Check):
     """An n-gram index probe (LIKE/ILIKE, =/IN, regexp_like on an indexed string column)."""
@@ -336,7 +342,7 @@ class IndexProbe(Check):
         index = ctx.leaf(layout.NGRAM_INDEX, (self.column.path[0],))
         if index is None:
             return np.ones(ctx.n, dtype=bool)
-        containers = ctx.stats.table.column(layout.CONTAINER) if layout.CONTAINER in ctx.stats.table.column_names else None
+        containers = _containers(ctx)
         fn = {"like": probe.like_may_match, "equals": probe.equals_may_match, "regex": probe.regex_may_match}[self.kind]
         out = fn(index, *self.args, on_invalid=ctx.on_invalid, containers=containers, **self.kwargs)
         return np.asarray(out, dtype=bool)
@@ -357,10 +363,8 @@ class BloomProbe(Check):
         index = ctx.leaf(layout.BLOOM_FILTER, (self.column.name,))
         if index is None:
             return np.ones(ctx.n, dtype=bool)
-        table = ctx.stats.table
-        containers = table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names else None
         return probe.may_contain(index, self.values, self.column.type, on_invalid=ctx.on_invalid,
-                                 containers=containers)
+                                 containers=_containers(ctx))
 
 
 @dataclass(repr=False)

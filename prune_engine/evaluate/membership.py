@@ -135,14 +135,21 @@ def _blocks(start: int, stop: int):
 def _in_parallel(scan, n: int) -> None:
     """``scan(start, stop)`` over ``range(n)``: on two or more threads (numpy releases the GIL)
     when there are at least :data:`PARALLEL_MIN` containers, else in this thread."""
-    workers = min(_workers(), n // PARALLEL_MIN)
-    if workers < 2:
+    run_split(scan, n, n // PARALLEL_MIN, BLOCK)
+
+
+def run_split(scan, n: int, pieces: int, align: int = 1) -> None:
+    """``scan(start, stop)`` over ``range(n)`` in up to ``pieces`` parts of whole multiples of
+    ``align``, one per thread (at most one per core): the first in this thread, the others on
+    the shared pool. For a scan that releases the GIL (numpy, or a ``nogil`` kernel)."""
+    k = min(_workers(), pieces)
+    if k < 2:
         scan(0, n)
         return
-    step = -(-n // workers // BLOCK) * BLOCK  # whole blocks per thread
-    parts = [(start, min(start + step, n)) for start in range(0, n, step)]
-    others = [_pool().submit(scan, *part) for part in parts[1:]]
-    scan(*parts[0])
+    step = -(-n // k // align) * align
+    others = [_pool().submit(scan, start, min(start + step, n))
+              for start in range(step, n, step)]
+    scan(0, min(step, n))
     for other in others:
         other.result()
 

@@ -21,6 +21,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
+from prune_engine.stats.dictionary import MAX_BYTES
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
                                       use_numba_cache)
@@ -37,7 +38,7 @@ def collect_stats(spark, source, granularity: str = "row_group",
                   columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
                   ngram_case_insensitive: bool = False, on_error: str = "raise",
                   files_per_task: int | None = None, bloom=None, dictionaries=None,
-                  dictionary_bytes: int | None = None) -> StatsTable:
+                  dictionary_bytes: int = MAX_BYTES) -> StatsTable:
     """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes,
     Bloom filters, dictionaries) read by Spark's executors: the same table as
     ``pe.collect_stats(source, ...)``.
@@ -51,7 +52,7 @@ def collect_stats(spark, source, granularity: str = "row_group",
         import prune_engine.spark as pes
         stats = pes.collect_stats(spark, "lake/", granularity="file")
     """
-    from prune_engine.stats.collect import merge_parts
+    from prune_engine.stats.collect import index_names, merge_parts
     from prune_engine.stats.listing import list_source, partition_types
 
     require_classic(spark)
@@ -67,7 +68,8 @@ def collect_stats(spark, source, granularity: str = "row_group",
     options = {"granularity": granularity, "columns": None if columns is None else list(
         [columns] if isinstance(columns, str) else columns), "ngram": ngram,
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
-        "on_error": on_error, "bloom": _names(bloom), "dictionaries": _names(dictionaries),
+        "on_error": on_error, "bloom": index_names(bloom, "bloom"),
+        "dictionaries": index_names(dictionaries, "dictionaries"),
         "dictionary_bytes": dictionary_bytes}
     task = _slice_task(types, options, numba_cache_dir())
     check_workers(spark)
@@ -80,13 +82,6 @@ def collect_stats(spark, source, granularity: str = "row_group",
         out = frame.mapInArrow(task, _OUT).collect()
     parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
     return merge_parts(parts)
-
-
-def _names(value):
-    """An index option (True / False / None / names) as JSON-friendly task options."""
-    if value is None or isinstance(value, bool):
-        return value
-    return [value] if isinstance(value, str) else list(value)
 
 
 def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
@@ -106,8 +101,7 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
                                      on_error=options["on_error"], threads=1,
                                      bloom=options["bloom"],
                                      dictionaries=options["dictionaries"], empty_files="rows",
-                                     **({"dictionary_bytes": options["dictionary_bytes"]}
-                                        if options["dictionary_bytes"] is not None else {}))
+                                     dictionary_bytes=options["dictionary_bytes"])
                 yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
                                                  schema=pa.schema([("slice", pa.int64()),
                                                                    ("ipc", pa.binary())]))

@@ -35,7 +35,8 @@ import os
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -126,7 +127,7 @@ def partition_stats(name: str, values: pa.Array, known: np.ndarray,
                      pa.array(nulls, pa.int64(), mask=~known))
 
 
-def _index_entries(footers: list[FileFooter], by_file: bool, held, leaves, merge
+def _index_entries(footers: list[FileFooter], by_file: bool, held, merge
                    ) -> dict[str, tuple[int, list]]:
     """Index entries of files sharing one schema, per leaf path some file holds items of
     (``held(footer)``: path -> one item per row group, None = unknown): per row group
@@ -134,7 +135,7 @@ def _index_entries(footers: list[FileFooter], by_file: bool, held, leaves, merge
     hold values (None if one of those is unknown). Returns path -> (leaf number, entries)."""
     plan = footers[0].plan
     width = len(plan.leaves)
-    leaf_of = {p: j for j, p in leaves(plan)}
+    leaf_of = {plan.paths.get(leaf.index): j for j, leaf in enumerate(plan.leaves)}
     out = {}
     for name in dict.fromkeys(p for f in footers for p in held(f)):
         j = leaf_of[name]
@@ -157,7 +158,7 @@ def _bloom_column(footers: list[FileFooter], by_file: bool) -> pa.StructArray | 
     """The ``bloom_filter`` entries of files sharing one schema: per row group, or per file
     the union of its row groups' filters."""
     entries = _index_entries(
-        footers, by_file, lambda f: f.blooms, lambda plan: plan.bloom_leaves(True),
+        footers, by_file, _INDEXES["bloom"].held,
         lambda f, name, filters: bloom_format.encode_entry(f.bloom_tokens[name],
                                                            bloom_format.combine(filters)))
     if not entries:
@@ -170,7 +171,7 @@ def _value_set_column(footers: list[FileFooter], by_file: bool) -> pa.StructArra
     """The ``value_set`` entries of files sharing one schema: each row group's dictionary
     values, or per file their union."""
     entries = _index_entries(
-        footers, by_file, lambda f: f.dictionaries, lambda plan: plan.dictionary_leaves(True),
+        footers, by_file, _INDEXES["dictionaries"].held,
         lambda f, name, sets: sets[0] if len(sets) == 1 else pa.concat_arrays(sets).unique())
     if not entries:
         return None
@@ -296,30 +297,45 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
                                                       for n, a in zip(names, arrays)])
 
 
-def _index_names(value, option: str) -> bool | tuple[str, ...] | None:
-    """``bloom=`` / ``dictionaries=`` as read_footer takes it: None, True, or column names."""
+def index_names(value, option: str) -> bool | list[str] | None:
+    """``bloom=`` / ``dictionaries=`` as read_footer takes it (and metadata keeps it): None,
+    True, or a list of column names."""
     if value is None or value is False:
         return None
     if value is True:
         return True
-    names = (value,) if isinstance(value, str) else tuple(value) \
-        if isinstance(value, (list, tuple, set)) else (value,)
+    names = [value] if isinstance(value, str) else list(value) \
+        if isinstance(value, (list, tuple, set)) else [value]
     if not all(isinstance(b, str) for b in names):
         raise StatsError(f"{option}= takes True or column names, not {value!r}")
     return names or None
 
 
-#: what each index option reads, the leaves it cannot read, and where a slice lists its paths
-_INDEXES = {"bloom": ("Bloom filter", "INT96, TIME, BOOLEAN or Float16", "bloom_paths"),
-            "dictionaries": ("dictionary", "INT96, BOOLEAN or Float16", "dictionary_paths")}
+@dataclass(frozen=True)
+class _Index:
+    """An index option of ``collect_stats``: what it reads, the leaves it cannot read, a
+    footer's items of it (leaf path -> one per row group) and the reasons some were left out."""
+
+    what: str
+    unreadable: str
+    held: Callable[[FileFooter], dict]
+    problems: Callable[[FileFooter], list]
 
 
-def _check_names(option: str, names, known: set[str], present: set[str]) -> None:
+_INDEXES = {
+    "bloom": _Index("Bloom filter", "INT96, TIME, BOOLEAN or Float16",
+                    lambda f: f.blooms, lambda f: f.bloom_problems),
+    "dictionaries": _Index("dictionary page", "INT96, BOOLEAN or Float16",
+                           lambda f: f.dictionaries, lambda f: f.dictionary_problems),
+}
+
+
+def _check_names(option: str, names, known: set[str], present) -> None:
     """Every name ``bloom=`` (``dictionaries=``) gives is a column (``known``) and reaches a
     leaf it can read (``present``: the dotted leaf paths)."""
-    if not isinstance(names, tuple):
+    if not isinstance(names, list):
         return
-    what, types, _ = _INDEXES[option]
+    what, types = _INDEXES[option].what, _INDEXES[option].unreadable
     for name in names:
         if name not in known:
             raise StatsError(f"{option}= names {name!r}, which no file has; known columns: "
@@ -330,7 +346,7 @@ def _check_names(option: str, names, known: set[str], present: set[str]) -> None
                              f"{types})", column=name)
 
 
-def _warn_problems(problems: list[str], what: str = "Bloom filter") -> None:
+def _warn_problems(problems: list[str], what: str) -> None:
     if problems:
         warnings.warn(f"{len(problems)} {what}(s) could not be used and are left out "
                       f"(those containers keep): {problems[0]}", stacklevel=4)
@@ -353,17 +369,16 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     identify(files, listing.filesystem)
     selected = None if columns is None else (tuple([columns]) if isinstance(columns, str)
                                              else tuple(columns))
-    bloom = _index_names(bloom, "bloom")
-    dictionaries = _index_names(dictionaries, "dictionaries")
+    chosen = {"bloom": index_names(bloom, "bloom"),
+              "dictionaries": index_names(dictionaries, "dictionaries")}
     if not isinstance(dictionary_bytes, int) or dictionary_bytes < 1:
         raise StatsError(f"dictionary_bytes must be a positive integer, not {dictionary_bytes!r}")
     if empty_files not in ("error", "rows"):
         raise StatsError(f"empty_files must be 'error' or 'rows', not {empty_files!r}")
-    empty = [i for i, f in enumerate(files) if f.size == 0] if empty_files == "rows" else []
+    empty = {i for i, f in enumerate(files) if f.size == 0} if empty_files == "rows" else set()
     read = iter(read_footers([f for i, f in enumerate(files) if i not in empty], selected,
                              listing.filesystem, threads, progress,
-                             {"bloom": bloom, "dictionaries": dictionaries,
-                              "dictionary_bytes": dictionary_bytes}))
+                             {**chosen, "dictionary_bytes": dictionary_bytes}))
     results = [None if i in empty else next(read) for i in range(len(files))]
     errors = [(i, r) for i, r in enumerate(results) if isinstance(r, str)]
     if errors and on_error == "raise":
@@ -371,16 +386,16 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
         raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
     footers = {i: r for i, r in enumerate(results) if r is not None and not isinstance(r, str)}
-    problems = [p for f in footers.values() for p in f.problems]
-    bloom_paths = sorted({p for f in footers.values() for p in f.bloom_tokens})
-    dictionary_problems = [p for f in footers.values() for p in f.dictionary_problems]
-    dictionary_paths = sorted({p for f in footers.values() for p in f.dictionaries})
+    # per index option: the leaf paths some file holds items of, and the items left out
+    found = {option: (sorted({p for f in footers.values() for p in index.held(f)}),
+                      [p for f in footers.values() for p in index.problems(f)])
+             for option, index in _INDEXES.items()}
     parts = partition_arrays(files, listing.typed)
     known = {k: np.array([k in f.partitions for f in files], bool) for k in parts}
     if not part:
         every = set(parts).union(*(f.plan.known for f in footers.values()))
-        _check_names("bloom", bloom, every, set(bloom_paths))
-        _check_names("dictionaries", dictionaries, every, set(dictionary_paths))
+        for option, (paths, _) in found.items():
+            _check_names(option, chosen[option], every, paths)
     if selected is not None:
         # validated against every file's full column list: a name no file has is an error
         if not part:
@@ -401,7 +416,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     if errors:
         tables.append(_skipped_table(files, np.array([i for i, _ in errors], np.int64), parts))
     if empty:
-        tables.append(_skipped_table(files, np.array(empty, np.int64), parts, num_records=0))
+        tables.append(_skipped_table(files, np.array(sorted(empty), np.int64), parts,
+                                     num_records=0))
     table = concat_stats(tables)
     if table.num_rows:
         rg = table.column(layout.ROW_GROUP).fill_null(-1).to_numpy()
@@ -430,26 +446,22 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
                   if i in footers or i in empty},
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
                     "ngram": names or None, "gram_size": gram_size,
-                    "ngram_case_insensitive": ngram_case_insensitive,
-                    "bloom": bloom if bloom is None or bloom is True else list(bloom),
-                    "dictionaries": dictionaries if dictionaries is None or dictionaries is True
-                    else list(dictionaries), "dictionary_bytes": dictionary_bytes},
+                    "ngram_case_insensitive": ngram_case_insensitive, **chosen,
+                    "dictionary_bytes": dictionary_bytes},
     }
-    if bloom:
-        metadata["bloom"] = {"bytes_read": sum(f.bloom_bytes for f in footers.values()),
-                             "problems": problems}
-        if not part:
-            _warn_problems(problems)
-    if dictionaries:
-        metadata["dictionaries"] = {"problems": dictionary_problems}
-        if not part:
-            _warn_problems(dictionary_problems, "dictionary page")
+    for option, (_, problems) in found.items():
+        if chosen[option]:
+            metadata[option] = {"problems": problems}
+            if not part:
+                _warn_problems(problems, _INDEXES[option].what)
+    if chosen["bloom"]:
+        metadata["bloom"]["bytes_read"] = sum(f.bloom_bytes for f in footers.values())
     if part:
         known = set(listing.typed.names if listing.typed is not None else ())
         for f in footers.values():
             known.update(f.plan.known)
         metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested,
-                            "bloom_paths": bloom_paths, "dictionary_paths": dictionary_paths}
+                            "paths": {option: paths for option, (paths, _) in found.items()}}
     return StatsTable(table, metadata)
 
 
@@ -487,11 +499,9 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
         if name not in known:
             raise StatsError(f"columns= names {name!r}, which no file has; known columns: "
                              f"{', '.join(sorted(known))}", column=name)
-    for option, (_, _, key) in _INDEXES.items():
-        names = options.get(option)
-        _check_names(option, tuple(names) if isinstance(names, list) else names, known,
-                     set().union(*(p.metadata["part"].get(key, ()) for p in parts)))
-    bloom, dictionaries = options.get("bloom"), options.get("dictionaries")
+    for option in _INDEXES:
+        _check_names(option, options.get(option), known,
+                     set().union(*(p.metadata["part"]["paths"][option] for p in parts)))
     present = set().union(*(p.metadata["part"]["ngram"] for p in parts))
     wanted = parts[0].metadata["part"]["requested"]
     for name in wanted:
@@ -513,15 +523,13 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     options["ngram"] = wanted or None
     metadata = {"skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
                 "files": files, "collect": options}
-    if bloom:
-        metadata["bloom"] = {
-            "bytes_read": sum(p.metadata["bloom"]["bytes_read"] for p in parts),
-            "problems": [x for p in parts for x in p.metadata["bloom"]["problems"]]}
-        _warn_problems(metadata["bloom"]["problems"])
-    if dictionaries:
-        metadata["dictionaries"] = {
-            "problems": [x for p in parts for x in p.metadata["dictionaries"]["problems"]]}
-        _warn_problems(metadata["dictionaries"]["problems"], "dictionary page")
+    for option, index in _INDEXES.items():
+        if options.get(option):
+            metadata[option] = {"problems": [x for p in parts
+                                             for x in p.metadata[option]["problems"]]}
+            _warn_problems(metadata[option]["problems"], index.what)
+    if options.get("bloom"):
+        metadata["bloom"]["bytes_read"] = sum(p.metadata["bloom"]["bytes_read"] for p in parts)
     return StatsTable(table, metadata)
 
 

@@ -36,6 +36,8 @@ from prune_engine._compact import ThriftError, read_struct
 
 #: the default cap of a dictionary page's bytes (compressed and uncompressed)
 MAX_BYTES = 8 << 10
+#: room for a page header next to its capped body
+HEADER_BYTES = 256
 #: Parquet codecs pyarrow decompresses, by their Thrift number
 CODECS = {0: None, 1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
 DICTIONARY_PAGE = 2
@@ -113,8 +115,8 @@ def read_dictionaries(read_at: Callable[[int, int], bytes], places: list[tuple[i
     out: list = [None] * len(places)
     problems: list[str] = []
     for i, (offset, length, codec) in enumerate(places):
-        if offset < 0 or length <= 0 or length > max_bytes + 256:
-            continue
+        if offset < 0 or length <= 0 or length > max_bytes + HEADER_BYTES:
+            continue  # no page, or one larger than the cap: not read
         try:
             out[i] = page_values(read_at(length, offset), codec, max_bytes)
         except PageError as e:

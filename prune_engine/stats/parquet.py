@@ -173,7 +173,7 @@ class FileFooter:
     blooms: dict[str, list[np.ndarray | None]] = field(default_factory=dict)
     bloom_tokens: dict[str, str] = field(default_factory=dict)
     bloom_bytes: int = 0  # bytes of Bloom filters read
-    problems: list[str] = field(default_factory=list)  # filters left out, and why
+    bloom_problems: list[str] = field(default_factory=list)  # filters left out, and why
     #: per dotted leaf path: each row group's dictionary values (Arrow), None where unknown
     dictionaries: dict[str, list[pa.Array | None]] = field(default_factory=dict)
     dictionary_problems: list[str] = field(default_factory=list)  # pages not used, and why
@@ -464,7 +464,7 @@ def _read_blooms(footer: FileFooter, wanted, read_at, size: int) -> None:
         footer.blooms[leaf_path] = words[k * groups:(k + 1) * groups]
         footer.bloom_tokens[leaf_path] = plan.leaves[j].bloom
     footer.bloom_bytes = sum(4 * len(w) for w in words if w is not None)
-    footer.problems = [f"{footer.path}: {p}" for p in problems]
+    footer.bloom_problems = [f"{footer.path}: {p}" for p in problems]
 
 
 def _read_dictionaries(footer: FileFooter, wanted, read_at, cap: int) -> None:
@@ -472,31 +472,30 @@ def _read_dictionaries(footer: FileFooter, wanted, read_at, cap: int) -> None:
     values in the leaf's Arrow type, or None (unknown)."""
     plan = footer.plan
     width = len(plan.leaves)
-    groups = len(footer.num_rows)
     for j, leaf_path in plan.dictionary_leaves(wanted):
         rows = footer.rows[j::width]
         places = [(int(r[_thrift.S_DICT_OFF]), int(r[_thrift.S_DICT_LEN]), int(r[_thrift.S_CODEC]))
                   for r in rows]
         pages, problems = dictionary.read_dictionaries(read_at, places, cap)
         footer.dictionary_problems.extend(f"{footer.path}: {p}" for p in problems)
-        values: list[pa.Array | None] = []
-        for r in range(groups):
-            values.append(None)
-            if pages[r] is None:
-                continue
-            count, body = pages[r]
-            try:
-                raw = Bounds(*dictionary.split_plain(body, count, plan.leaves[j].physical,
-                                                     plan.leaves[j].width))
-            except dictionary.PageError as e:
-                footer.dictionary_problems.append(f"{footer.path}: the dictionary page of "
-                                                  f"{leaf_path} is not usable: {e}")
-                continue
-            converted = _bounds(plan.leaves[j], raw, False)
-            if converted.null_count == 0:  # a value that does not convert: the set is unknown
-                values[-1] = converted
+        values = [None if page is None else _dictionary_values(footer, plan.leaves[j], leaf_path,
+                                                               *page) for page in pages]
         if wanted is not True or any(v is not None for v in values):
             footer.dictionaries[leaf_path] = values
+
+
+def _dictionary_values(footer: FileFooter, leaf: LeafPlan, leaf_path: str, count: int,
+                       body: bytes) -> pa.Array | None:
+    """A dictionary page's PLAIN values in the leaf's Arrow type, converted as bounds are;
+    None when one does not convert (the set would miss it) or the page does not decode."""
+    try:
+        raw = Bounds(*dictionary.split_plain(body, count, leaf.physical, leaf.width))
+    except dictionary.PageError as e:
+        footer.dictionary_problems.append(f"{footer.path}: the dictionary page of {leaf_path} "
+                                          f"is not usable: {e}")
+        return None
+    converted = _bounds(leaf, raw, False)
+    return converted if converted.null_count == 0 else None
 
 
 # ------------------------------------------------------------------------------ conversion

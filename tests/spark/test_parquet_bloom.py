@@ -48,7 +48,14 @@ def lake(spark, tmp_path_factory) -> str:
     for column in ("k", "s"):
         writer = writer.option(f"parquet.bloom.filter.enabled#{column}", "true") \
             .option(f"parquet.bloom.filter.expected.ndv#{column}", "2000")
-    writer.parquet(root)
+    # Spark's default timestamp type, whatever an earlier module set on the shared session
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "INT96")
+    try:
+        writer.parquet(root)
+    finally:
+        spark.conf.set(key, before)
     return root
 
 
