@@ -12,6 +12,9 @@ are collected with ``pe.collect_stats(lake, granularity="file", bloom=True)``. G
                       ``IN`` of 1,000 keys (the time of the
                       last: target <= 5 ms at 2,000 files), with the Bloom column and, as the
                       ``minmax`` engine, without it; ``compiled`` is ``pe.compile(...).evaluate``
+    bloom shapes      on a second lake (a fifth of the files): ``= v`` and ``IN`` of 1,000 items
+                      on strings with a long common prefix (URLs), non-ASCII, low cardinality
+                      and a skewed (Zipf) column
     bloom collect     collect_stats with bloom=True (target >= 5,000 files/s) and without
     bloom lookup      ``count(*) WHERE k = v`` end to end: pe.scan (statistics collected
                       beforehand) against DuckDB (probes the Bloom filters while scanning),
@@ -42,6 +45,7 @@ import os
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 import bloom_lake
@@ -189,6 +193,57 @@ def test_in_1000(benchmark, lake, stats, minmax_stats, column, engine):
     benchmark.extra_info["meets_target"] = bool(benchmark.stats.stats.median <= IN_1000_TARGET_S)
 
 
+# -- data shapes other than random keys -----------------------------------------------------------
+
+#: string columns of other shapes: (file, rng, rows) -> values
+SHAPES = {
+    "url": lambda f, rng, n: [f"https://shop.example.com/products/category-{(f * 7) % 13}/"
+                              f"item-{x:012d}" for x in rng.integers(0, 10**12, n)],
+    "non_ascii": lambda f, rng, n: [f"日本語-ключ-{x:010d}-é"
+                                    for x in rng.integers(0, 10**10, n)],
+    "low_card": lambda f, rng, n: [f"status-{x}" for x in rng.integers(0, 8, n)],
+    "skew": lambda f, rng, n: [f"user-{x:08d}" for x in np.minimum(rng.zipf(1.3, n), 10**7)],
+}
+
+
+@pytest.fixture(scope="session")
+def shapes_lake(pytestconfig, tmp_path_factory):
+    """A lake of the :data:`SHAPES` columns (a fifth of the main lake's files, 2,000 rows each,
+    pyarrow filters at FPP 1%): its statistics with and without the filters, and the first
+    value of each file per column."""
+    root = tmp_path_factory.mktemp("bloom_shapes")
+    rng = np.random.default_rng(7)
+    files = max(20, _num_files(pytestconfig) // 5)
+    firsts: dict[str, list] = {k: [] for k in SHAPES}
+    for f in range(files):
+        cols = {k: make(f, rng, 2_000) for k, make in SHAPES.items()}
+        for k in SHAPES:
+            firsts[k].append(cols[k][0])
+        pq.write_table(pa.table(cols), root / f"f{f:04d}.parquet",
+                       bloom_filter_options={k: {"ndv": 2_000, "fpp": FPP} for k in SHAPES})
+    stats = pe.collect_stats(str(root), granularity="file", bloom=True, progress=False)
+    minmax = pe.collect_stats(str(root), granularity="file", progress=False)
+    return stats, minmax, firsts
+
+
+@pytest.mark.parametrize("column", list(SHAPES))
+def test_shapes(benchmark, shapes_lake, column):
+    """``column = v`` (files kept, against min/max alone; an absent value's false positives)
+    and the time of ``IN`` of 1,000 items (100 distinct values) on strings with a long common
+    prefix, non-ASCII, low cardinality (every file holds every value) and skew."""
+    stats, minmax, firsts = shapes_lake
+    values = firsts[column]
+    v = values[len(values) // 3]
+    kept = _kept(stats, f"{column} = {_sql([v])}")
+    assert kept[len(values) // 3], "the file holding the value was pruned"
+    expr = f"{column} IN ({_sql(values[::max(1, len(values) // 100)][:100] * 10)})"
+    _record(benchmark, "bloom shapes", "pe.prune", scenario=f"{column} IN 1000 items",
+            files=len(values), kept=int(kept.sum()),
+            kept_minmax=int(_kept(minmax, f"{column} = {_sql([v])}").sum()),
+            absent_kept=int(_kept(stats, f"{column} = {_sql([v + 'x'])}").sum()))
+    benchmark(pe.prune, stats, expr)
+
+
 # -- collect ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("bloom", [True, False], ids=["bloom", "no_bloom"])
@@ -328,8 +383,6 @@ def spark_lake(pytestconfig, tmp_path_factory, spark):
     """``_num_files`` files of ``SPARK_ROWS`` rows written by Spark, with parquet-java's Bloom
     filters on ``k`` (a 64-bit hash of the row number: unsorted) and ``s`` (16 hex
     characters of a SHA-256); one present key of each."""
-    import pyarrow.parquet as pq
-
     files = _num_files(pytestconfig)
     root = str(tmp_path_factory.mktemp("bloom_spark_lake") / "lake")
     frame = spark.range(0, files * SPARK_ROWS, numPartitions=files).selectExpr(
