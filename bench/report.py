@@ -422,6 +422,67 @@ def spark_target_lines(others: list[dict]) -> list[str]:
     return out
 
 
+#: bench/test_bench_spark_lake.py targets (issue #21): speed-ups over plain Spark on a lake
+#: Spark wrote, the Connect ratios within 20% of the classic ones, the saved statistics' refresh
+LAKE_TARGETS = {"lake filter ts": 4.0, "lake filter id": 5.0, "lake join": 5.0}
+LAKE_CONNECT_TOLERANCE = 0.2
+LAKE_SAVED_STATS_TARGET_S = 0.1
+
+
+def _lake_speedups(others: list[dict]) -> dict[tuple[str, str], tuple[dict, dict]]:
+    """(group, session) -> (plain, prune_engine) rows of ``bench/test_bench_spark_lake.py``."""
+    out = {}
+    for group in LAKE_TARGETS:
+        for kind in ("classic", "connect"):
+            cell = {o["engine"]: o for o in _group(others, group) if o.get("session") == kind}
+            if "plain" in cell and "prune_engine" in cell:
+                out[(group, kind)] = (cell["plain"], cell["prune_engine"])
+    return out
+
+
+def lake_table(others: list[dict]) -> str:
+    """``bench/test_bench_spark_lake.py``: per scenario and session, both sides' times, the
+    speed-up and the files scanned; the saved statistics' refresh."""
+    pairs = _lake_speedups(others)
+    if not pairs:
+        return ""
+    lines = ["| scenario | session | plain Spark | prune_engine | speed-up | files scanned "
+             "(plain / ours) |", "|---|---|---:|---:|---:|---:|"]
+    for (group, kind), (plain, ours) in pairs.items():
+        lines.append(f"| {group} | {kind} | {fmt_time(plain['seconds'])} | "
+                     f"{fmt_time(ours['seconds'])} | {plain['seconds'] / ours['seconds']:.1f}× | "
+                     f"{plain['files_scanned']:,} / {ours['files_scanned']:,} |")
+    for o in _group(others, "lake saved stats"):
+        lines.append(f"| saved statistics, nothing changed ({o['files']:,} files) | "
+                     f"{o['session']} | — | {fmt_time(o['seconds'])} | — | — |")
+    return "\n".join(lines)
+
+
+def lake_target_lines(others: list[dict]) -> list[str]:
+    pairs = _lake_speedups(others)
+    out = []
+    for group, target in LAKE_TARGETS.items():
+        if (group, "classic") not in pairs:
+            continue
+        plain, ours = pairs[(group, "classic")]
+        speedup = plain["seconds"] / ours["seconds"]
+        out.append(f"- {group}: {speedup:.1f}× plain Spark (target {target:g}×) — "
+                   f"{'PASS' if speedup >= target else 'MISS'}")
+        if (group, "connect") in pairs:
+            c_plain, c_ours = pairs[(group, "connect")]
+            c_speedup = c_plain["seconds"] / c_ours["seconds"]
+            ok = c_speedup >= speedup * (1 - LAKE_CONNECT_TOLERANCE)
+            out.append(f"- {group} over Connect: {c_speedup:.1f}× (within "
+                       f"{LAKE_CONNECT_TOLERANCE:.0%} of classic's {speedup:.1f}×) — "
+                       f"{'PASS' if ok else 'MISS'}")
+    for o in _group(others, "lake saved stats"):
+        ok = o["seconds"] <= LAKE_SAVED_STATS_TARGET_S
+        out.append(f"- saved statistics of {o['files']:,} files, {o['session']}: "
+                   f"{fmt_time(o['seconds'])} (target {fmt_time(LAKE_SAVED_STATS_TARGET_S)}) — "
+                   f"{'PASS' if ok else 'MISS'}")
+    return out
+
+
 #: bench/test_bench_bloom.py targets: IN of 1,000 keys over 2,000 files' statistics, and the
 #: collect speed with the Bloom filters
 BLOOM_IN_1000_TARGET_S = 5e-3
@@ -767,6 +828,8 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
         (f"## Delta and Iceberg: files kept by k IN (n values) ({stat} time per call)",
          tables_in_table(others)),
         ("## Targets (Delta and Iceberg)", "\n".join(tables_target_lines(others))),
+        (f"## A lake Spark wrote, classic and Connect sessions ({stat})", lake_table(others)),
+        ("## Targets (issue #21)", "\n".join(lake_target_lines(others))),
     ]
     parts += [part for title, table in bloom if table for part in (title, table)]
     first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),

@@ -64,10 +64,11 @@ def _stats(args) -> None:
     started = time.perf_counter()
     table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
     if table_format and (args.ngram or args.granularity == "row_group" or args.threads
-                         or args.bloom is not None or args.dictionaries is not None):
+                         or args.bloom is not None or args.dictionaries is not None
+                         or args.compute_missing):
         raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
                            "from the table's metadata: it takes --granularity file, and no "
-                           "--ngram, --bloom, --dictionaries or --threads")
+                           "--ngram, --bloom, --dictionaries, --compute-missing or --threads")
     if args.version is not None and not args.delta:
         raise CommandError("--version is a Delta table's version: it needs --delta")
     if args.delta:
@@ -79,7 +80,7 @@ def _stats(args) -> None:
                                  threads=args.threads,
                                  bloom=True if args.bloom == [] else args.bloom,
                                  dictionaries=True if args.dictionaries == []
-                                 else args.dictionaries)
+                                 else args.dictionaries, compute_missing=args.compute_missing)
     stats.save(args.output)
     took = f"{time.perf_counter() - started:.2f} s"
     if table_format:
@@ -90,6 +91,10 @@ def _stats(args) -> None:
     noun = "row groups" if args.granularity == "row_group" else "files"
     bloom = stats.metadata.get("bloom")
     extra = f", {bloom['bytes_read']:,} bytes of Bloom filters" if bloom else ""
+    computed = stats.metadata.get("computed")
+    if computed and computed["columns"]:
+        extra += (f", statistics of {', '.join(computed['columns'])} computed from the data of "
+                  f"{computed['containers']} containers")
     print(f"{stats.num_rows} containers ({noun}) of {files} files in {took}{extra}, saved to "
           f"{args.output}")
 
@@ -378,6 +383,10 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                    help="read the dictionary pages of fully dictionary-encoded chunks (of these "
                         "columns; with no column, of every column) as exact value sets for =, "
                         "IN, != and NOT IN")
+    p.add_argument("--compute-missing", action="store_true",
+                   help="read the column chunks whose footers have no statistics (INT96 "
+                        "timestamps as Spark writes them, writers that skip statistics) and "
+                        "compute them")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="footer-reading threads (default: one per core)")
     source = p.add_mutually_exclusive_group()

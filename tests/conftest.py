@@ -12,6 +12,8 @@ import os
 
 from hypothesis import settings
 
+from tests.spark_sessions import classic_spark, connect, session, spark  # noqa: F401 - fixtures
+
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("fuzz", derandomize=False, database=None, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

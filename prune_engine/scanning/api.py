@@ -52,7 +52,7 @@ from prune_engine.scanning.schema import file_columns, unify_schemas
 from prune_engine.scanning.shape import conform_table, extract
 from prune_engine.stats import layout
 from prune_engine.stats.collect import collect_stats
-from prune_engine.stats.listing import identify, list_source, partition_arrays
+from prune_engine.stats.listing import identify, list_source, partition_arrays, unchanged
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 __all__ = ["scan", "scan_batches", "ScanSummary"]
@@ -211,13 +211,14 @@ class _Plan:
 
     @staticmethod
     def _changed(listing, stats: StatsTable) -> set:
-        """Files whose size or modification time differ from the statistics' record."""
+        """Files whose identity (size, modification time; inode and ctime of local files)
+        differs from the statistics' record."""
         known = stats.metadata.get("files") or {}
         if not known:
             return set()
         identify(listing.files, listing.filesystem)
         return {f.path for f in listing.files if f.path in known and f.size is not None
-                and list(known[f.path]) != [f.size, f.mtime_ns]}
+                and not unchanged(known[f.path], f.identity)}
 
     def summary(self) -> ScanSummary:
         return ScanSummary(

@@ -2,16 +2,24 @@
 
 The contract:
 
+- **Sessions and sources.** Classic and Spark Connect sessions alike
+  (:mod:`prune_engine.spark._session`). A source is a path, a list of paths, a ``file://``
+  URI, a table of the session catalog, or a DataFrame that reads files
+  (:mod:`prune_engine.spark._source`).
 - **What is read.** Statistics come from Parquet footers read by the executors
-  (:func:`collect_stats`, the same table as ``pe.collect_stats``), from an exact aggregation
-  of any file-based DataFrame (:func:`stats_from_dataframe`), or from any statistics table.
-  A ``where`` is Spark SQL text or a pyspark ``Column``, read by Spark's own parser and
-  analyzer in the session's settings (time zone, ANSI mode), then mapped construct by
-  construct onto the engine (:mod:`prune_engine.spark._catalyst`); what the engine would
-  read differently from Spark is "unknown" and keeps.
+  (:func:`collect_stats`, the same table as ``pe.collect_stats``; ``compute_missing=True``
+  computes what the footers lack, such as Spark's INT96 timestamps), from an exact
+  aggregation of any file-based DataFrame (:func:`stats_from_dataframe`), from any statistics
+  table, or, given none, from statistics saved for the source and refreshed for new, changed
+  and gone files (:mod:`prune_engine.spark._saved`). A ``where`` is Spark SQL text or a
+  pyspark ``Column``, read with Spark's meaning in the session's settings (time zone, ANSI
+  mode): by Spark's own analyzer on a classic session (:mod:`prune_engine.spark._catalyst`),
+  on the client with Spark typing every constant on a Connect session
+  (:mod:`prune_engine.spark._connect_where`); what the engine would read differently from
+  Spark is "unknown" and keeps.
 - **What is kept, and why.** A file is skipped only when the statistics prove that no row of
   it matches (every container pruned by ``pe.prune``), the file is still there, and its size
-  and modification time are those recorded. Files the statistics do not know, and files that
+  and modification time (and a local file's inode and ctime) are those recorded. Files the statistics do not know, and files that
   changed, are read (the latter with a warning); a file the statistics name that is gone is
   an error, or skipped with a warning (``missing="skip"``).
 - **What it equals.** :func:`read` equals ``spark.read.format(...).load(source).where(where)``

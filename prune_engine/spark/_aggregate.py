@@ -25,7 +25,8 @@ from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._files import file_key
-from prune_engine.spark._jobs import job_description, require_classic
+from prune_engine.spark._jobs import job_description
+from prune_engine.spark._session import functions
 
 _EXACT_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
                 "DecimalType", "StringType", "BinaryType", "BooleanType", "DateType",
@@ -44,9 +45,7 @@ def stats_from_dataframe(df, columns: Sequence[str] | None = None) -> StatsTable
         stats = pes.stats_from_dataframe(spark.read.json("events/"))
         df = pes.read(spark, "events/", "user_id = 42", stats=stats, format="json")
     """
-    from pyspark.sql import functions as F
-
-    require_classic(df.sparkSession)
+    F = functions(df)
     leaves = _leaves(df.schema, columns)
     framed, has_identity = _with_file(df)
     aggs = [F.count(F.lit(1)).alias(_ROWS)]
@@ -99,8 +98,7 @@ def _leaves(schema, columns) -> list[tuple[tuple[str, ...], str]]:
 
 def _with_file(df):
     """``df`` with the source file of each row (and its size and modification time)."""
-    from pyspark.sql import functions as F
-
+    F = functions(df)
     try:
         meta = df.metadataColumn("_metadata") if hasattr(df, "metadataColumn") \
             else F.col("_metadata")

@@ -41,6 +41,9 @@ the engine reads as "unknown" and keeps, under ``NOT`` too. When the optimized p
 filter over the file relation (a subquery became a join) nothing is pruned; when Spark fails
 to optimize (an ANSI cast of a bad literal), nothing is pruned and Spark reports the error
 when the query runs, as it would without prune_engine.
+
+On a Spark Connect session there is no JVM to ask: :mod:`._connect_where` reads the where on
+the client and builds the same Catalyst nodes for the same translator.
 """
 
 from __future__ import annotations
@@ -86,6 +89,12 @@ def predicate(df, where, stats) -> n.Expr:
     text or a ``Column``. Malformed SQL is a :class:`~prune_engine.SqlParseError`, an unknown
     column an :class:`~prune_engine.UnknownColumnError` naming the DataFrame's columns.
     """
+    from prune_engine.spark._session import is_connect
+
+    if is_connect(df):  # no JVM here: the where is read on the client (see the module)
+        from prune_engine.spark import _connect_where
+
+        return _connect_where.predicate(df, where, stats)
     filtered = _filtered(df, where)
     columns = StatsColumns(stats)
     try:
@@ -105,15 +114,28 @@ def predicate(df, where, stats) -> n.Expr:
 
 
 def _filtered(df, where):
-    from pyspark.sql import Column
-
-    if not isinstance(where, (str, Column)):
-        raise TypeError(f"where must be Spark SQL text (str) or a pyspark Column, not "
-                        f"{type(where).__name__}")
+    check_where(where)
     try:
         return df.where(where)
     except Exception as e:  # noqa: BLE001 - Spark's parse and analysis errors, re-raised below
         raise _spark_error(e, where, df) from None
+
+
+def check_where(where) -> None:
+    """Raise TypeError unless ``where`` is Spark SQL text or a pyspark Column (classic or
+    Spark Connect)."""
+    from pyspark.sql import Column
+
+    kinds: tuple = (str, Column)
+    try:
+        from pyspark.sql.connect.column import Column as ConnectColumn
+
+        kinds += (ConnectColumn,)
+    except ImportError:  # pyspark without Connect's dependencies
+        pass
+    if not isinstance(where, kinds):
+        raise TypeError(f"where must be Spark SQL text (str) or a pyspark Column, not "
+                        f"{type(where).__name__}")
 
 
 def _spark_error(e: Exception, where, df) -> PruneEngineError:
@@ -173,13 +195,20 @@ def partition_names(relation) -> set[str]:
 @dataclass
 class _Node:
     """One Catalyst expression: simple class name, its JSON fields, children, the child
-    indices that lead to it from the root (for the JVM), and its position among the leaves."""
+    indices that lead to it from the root (for the JVM), and its position among the leaves.
+
+    ``given`` holds what the JSON loses when it is known without a JVM (a tree built on the
+    client for Spark Connect, :mod:`._connect_where`): ``"value"``, the exact internal value
+    of a binary, date or timestamp literal (bytes, days, microseconds); ``"escape"``, a
+    Like's escape character; ``"eval_mode"``, an arithmetic node's ``"ANSI"`` or
+    ``"LEGACY"``. The translator asks the JVM only for what is not given."""
 
     cls: str
     fields: dict
     children: list = field(default_factory=list)
     path: tuple = ()
     leaf: int | None = None
+    given: dict = field(default_factory=dict)
 
 
 def _tree(items: list[dict]) -> _Node:
@@ -211,6 +240,9 @@ def _tree(items: list[dict]) -> _Node:
 
 
 class _Translator:
+    """Catalyst nodes to the engine's nodes. ``condition`` is the JVM expression the nodes
+    come from (None for a tree built without a JVM, whose nodes carry ``given`` values)."""
+
     def __init__(self, condition, columns: StatsColumns, partitions: set[str], utc: bool):
         self.jvm = condition
         self.columns = columns
@@ -230,6 +262,8 @@ class _Translator:
         return obj
 
     def jvm_leaf_value(self, node: _Node):
+        if "value" in node.given:
+            return node.given["value"]
         if self._jvm_leaves is None:
             self._jvm_leaves = self.jvm.collectLeaves()
         return self._jvm_leaves.apply(node.leaf).value()
@@ -322,7 +356,8 @@ class _Translator:
         arg, pattern = self.text_operands(node)
         if arg is None:
             return self.unknown(node)
-        escape = str(self.jvm_node(node).escapeChar())
+        escape = node.given["escape"] if "escape" in node.given else \
+            str(self.jvm_node(node).escapeChar())
         if dangling_escape(pattern, escape):
             return self.unknown(node)  # Spark rejects the pattern when it runs
         return n.Like(arg, pattern, escape)
@@ -452,8 +487,12 @@ class _Translator:
         name = spark_type_name(spark_type)
         if name in INTEGRAL:
             # legacy integer arithmetic wraps around; only ANSI's (an error instead) is exact
-            ansi = bool(node.fields.get("failOnError")) if node.cls == "UnaryMinus" else \
-                str(self.jvm_node(node).evalMode().toString()) == "ANSI"
+            if node.cls == "UnaryMinus":
+                ansi = bool(node.fields.get("failOnError"))
+            elif "eval_mode" in node.given:
+                ansi = node.given["eval_mode"] == "ANSI"
+            else:
+                ansi = str(self.jvm_node(node).evalMode().toString()) == "ANSI"
             if not ansi:
                 return None
         elif name != "double":

@@ -23,8 +23,8 @@ import pyarrow as pa
 
 from prune_engine.stats.dictionary import MAX_BYTES
 from prune_engine.stats.table import StatsTable
-from prune_engine.spark._jobs import (job_description, numba_cache_dir, require_classic,
-                                      use_numba_cache)
+from prune_engine.spark._jobs import job_description, numba_cache_dir, use_numba_cache
+from prune_engine.spark._session import is_connect
 from prune_engine.spark._workers import check_workers
 
 #: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
@@ -38,50 +38,74 @@ def collect_stats(spark, source, granularity: str = "row_group",
                   columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
                   ngram_case_insensitive: bool = False, on_error: str = "raise",
                   files_per_task: int | None = None, bloom=None, dictionaries=None,
-                  dictionary_bytes: int = MAX_BYTES) -> StatsTable:
+                  dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False) -> StatsTable:
     """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes,
     Bloom filters, dictionaries) read by Spark's executors: the same table as
     ``pe.collect_stats(source, ...)``.
 
     ``source`` is what ``pe.collect_stats`` takes (a directory, a glob, a list of paths, a
-    ``pyarrow.dataset.Dataset``); the other options mean what they mean there.
+    ``pyarrow.dataset.Dataset``), or the name of a table of the session catalog, or a
+    DataFrame that reads files (their files are collected); the other options mean what
+    they mean there.
     ``files_per_task``: files per Spark task (default: 1,000, and at least one task per core).
+    ``compute_missing=True``: the executors also read the column chunks whose footers have
+    no statistics (Spark's INT96 timestamps) and compute them, in the same job; see
+    ``pe.collect_stats``.
 
     Example::
 
         import prune_engine.spark as pes
         stats = pes.collect_stats(spark, "lake/", granularity="file")
     """
-    from prune_engine.stats.collect import index_names, merge_parts
+    from prune_engine.stats.collect import index_names
     from prune_engine.stats.listing import list_source, partition_types
 
-    require_classic(spark)
-    listing = list_source(source)
-    files = listing.files
-    types = partition_types(files, listing.typed)
-    per_task = files_per_task or FILES_PER_TASK
-    tasks = max(1, min(len(files), max(spark.sparkContext.defaultParallelism,
-                                       math.ceil(len(files) / per_task))))
-    size = math.ceil(len(files) / tasks)
-    rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
-            for k in range(tasks)]
+    from prune_engine.spark._source import source_roots
+
+    listing = list_source(source_roots(spark, source))
     options = {"granularity": granularity, "columns": None if columns is None else list(
         [columns] if isinstance(columns, str) else columns), "ngram": ngram,
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
         "on_error": on_error, "bloom": index_names(bloom, "bloom"),
         "dictionaries": index_names(dictionaries, "dictionaries"),
-        "dictionary_bytes": dictionary_bytes}
+        "dictionary_bytes": dictionary_bytes, "compute_missing": compute_missing}
+    return collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
+                         options, files_per_task)
+
+
+def collect_files(spark, files, types: pa.Schema, options: dict,
+                  files_per_task: int | None = None) -> StatsTable:
+    """The statistics job over ``files`` (listed SourceFiles, partition ``types`` of the whole
+    listing), with ``options`` as ``collect_part`` takes them."""
+    from prune_engine.stats.collect import merge_parts
+
+    per_task = files_per_task or FILES_PER_TASK
+    tasks = max(1, min(len(files), max(_parallelism(spark), math.ceil(len(files) / per_task))))
+    size = math.ceil(len(files) / tasks)
+    rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
+            for k in range(tasks)]
     task = _slice_task(types, options, numba_cache_dir())
     check_workers(spark)
-    frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
-                                  "slice long, files string")
+    # one slice per task: a range partitioning of distinct slice numbers into as many parts
+    frame = spark.createDataFrame(rows, "slice long, files string") \
+        .repartitionByRange(tasks, "slice")
+    kinds = [name for name, on in (("n-grams", options["ngram"]), ("Bloom filters", options["bloom"]),
+                                   ("dictionaries", options["dictionaries"]),
+                                   ("computing missing statistics", options["compute_missing"]))
+             if on]
     with job_description(spark, f"prune_engine: statistics of {len(files)} files "
-                                f"({granularity}{', n-grams' if ngram else ''}"
-                                f"{', Bloom filters' if bloom else ''}"
-                                f"{', dictionaries' if dictionaries else ''})"):
+                                f"({', '.join([options['granularity'], *kinds])})"):
         out = frame.mapInArrow(task, _OUT).collect()
     parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
     return merge_parts(parts)
+
+
+def _parallelism(spark) -> int:
+    """Spark's default parallelism (the cores of a classic session's cluster; a Connect
+    client cannot ask, and reads ``spark.default.parallelism`` or assumes 8)."""
+    if not is_connect(spark):
+        return spark.sparkContext.defaultParallelism
+    return int(spark.conf.get("spark.default.parallelism", None) or 8)
 
 
 def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
@@ -101,7 +125,8 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
                                      on_error=options["on_error"], threads=1,
                                      bloom=options["bloom"],
                                      dictionaries=options["dictionaries"], empty_files="rows",
-                                     dictionary_bytes=options["dictionary_bytes"])
+                                     dictionary_bytes=options["dictionary_bytes"],
+                                     compute_missing=options["compute_missing"])
                 yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
                                                  schema=pa.schema([("slice", pa.int64()),
                                                                    ("ipc", pa.binary())]))

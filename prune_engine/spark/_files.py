@@ -8,9 +8,12 @@ characters, ...), while other non-ASCII characters and ``=`` stay as they are. B
 brought to one key (:func:`file_key`: a local absolute path, or the decoded URI) to be matched,
 and :func:`spark_file_path` builds Spark's form from the key.
 
-A file's identity is its size and modification time (at millisecond precision, Hadoop's);
-:func:`identities` reads them now, for local paths with ``os.stat`` and for URIs through
-``pyarrow.fs``.
+A file's identity is its size and modification time (at millisecond precision, Hadoop's),
+and for a local file also its inode and status-change time (ctime), which a rewrite in place
+changes even when it keeps the size and sets the modification time back; :func:`identities`
+reads them now, for local paths with ``os.stat`` and for URIs through ``pyarrow.fs`` (size
+and modification time only: a rewrite of an object with the same size and modification time
+is not detected).
 
 >>> spark_file_path(file_key("/data/p=a b/f 1%=é#.parquet"))
 'file:/data/p=a%20b/f%201%25=é%23.parquet'
@@ -65,8 +68,9 @@ def spark_file_path(key: str) -> str:
     return "file:" + _quote(key)
 
 
-def identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
-    """``(size, modification time in ms)`` of each file now; None for a file that is gone."""
+def identities(keys: list[str]) -> dict[str, tuple[int, ...] | None]:
+    """``(size, modification time in ms[, inode, ctime_ns])`` of each file now; None for a
+    file that is gone."""
     out: dict[str, tuple[int, int] | None] = {}
     remote: dict[str, list[str]] = {}
     for key in keys:
@@ -78,7 +82,7 @@ def identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
         except OSError:
             out[key] = None
             continue
-        out[key] = (st.st_size, st.st_mtime_ns // 1_000_000)
+        out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
     for group in remote.values():
         out.update(_remote_identities(group))
     return out
@@ -98,8 +102,17 @@ def _remote_identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
     return out
 
 
-def recorded_identity(entry) -> tuple[int, int] | None:
-    """A statistics table's recorded ``[size, mtime_ns]`` as ``(size, mtime in ms)``."""
+def recorded_identity(entry) -> tuple[int, ...] | None:
+    """A statistics table's recorded ``[size, mtime_ns, (inode, ctime_ns)]`` as
+    ``(size, mtime in ms, ...)``."""
     if not entry or entry[0] is None or entry[1] is None:
         return None
-    return int(entry[0]), int(entry[1]) // 1_000_000
+    return (int(entry[0]), int(entry[1]) // 1_000_000, *(int(v) for v in entry[2:4]))
+
+
+def changed(recorded: tuple | None, now: tuple) -> bool:
+    """Whether the file differs from its recorded identity in a field both know."""
+    if recorded is None:
+        return False
+    common = min(len(recorded), len(now))
+    return recorded[:common] != now[:common]

@@ -1,7 +1,9 @@
 """What prune_engine's Spark jobs share: their name in the Spark UI, and numba's cache.
 
-Every job prune_engine runs carries a job description (``prune_engine: ...``) for the time it
-runs; the caller's description is restored afterwards.
+Every job prune_engine runs on a classic session carries a job description
+(``prune_engine: ...``) for the time it runs; the caller's description is restored
+afterwards. A Spark Connect client cannot set job descriptions (the server names its jobs
+after the operation), so there the jobs run unnamed.
 
 The executors' Python workers compile the numba kernels on first use, like any process. They
 share the driver's on-disk cache (``NUMBA_CACHE_DIR``, or numba's default next to the
@@ -14,20 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 
-from prune_engine.errors import PruneEngineError
-
-
-def require_classic(spark) -> None:
-    """A clear error for a Spark Connect session: prune_engine reads Spark's plans and file
-    listing in the driver's JVM, which only a classic session has."""
-    if getattr(spark, "_jsparkSession", None) is None:
-        raise PruneEngineError("prune_engine.spark needs a classic SparkSession (the driver's "
-                               "JVM); Spark Connect sessions are not supported")
+from prune_engine.spark._session import is_connect
 
 
 @contextlib.contextmanager
 def job_description(spark, text: str):
-    """Name the Spark jobs run inside the block (Spark UI, event log)."""
+    """Name the Spark jobs run inside the block (Spark UI, event log; classic sessions)."""
+    if is_connect(spark):
+        yield
+        return
     sc = spark.sparkContext
     before = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(text)

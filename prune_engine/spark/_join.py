@@ -37,8 +37,10 @@ import pyarrow as pa
 from prune_engine.expr import nodes as n
 from prune_engine.spark._arrow import to_arrow
 from prune_engine.spark._bloom import MAX_SPAN, KeyBloom, as_int64
+from prune_engine.spark._condition import condition_pairs, is_column
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, compatible, spark_type_name
-from prune_engine.spark._jobs import job_description, require_classic
+from prune_engine.spark._jobs import job_description
+from prune_engine.spark._session import functions
 from prune_engine.spark._workers import check_workers
 from prune_engine.stats import layout
 
@@ -133,7 +135,6 @@ def keys_predicate(dim_df, on, *, fact_schema=None, fact_stats=None, max_keys: i
     started = time.perf_counter()
     keys = JoinKeys()
     spark = dim_df.sparkSession
-    require_classic(spark)
     for fact_col, dim_col in _pairs(on):
         path = tuple(fact_col.split("."))
         dim_type = _type_at(dim_df.schema, dim_col)
@@ -180,8 +181,7 @@ def _distinct_keys(dim_df, dim_col: str, max_keys: int) -> pa.Array:
     """The distinct non-NULL keys of ``dim_col`` (at most ``max_keys + 1`` of them: more
     means "too many"). A (filtered) dimension of at most ``max_keys`` rows is brought back
     as it is, in one stage, and deduplicated here; a larger one is deduplicated by Spark."""
-    from pyspark.sql import functions as F
-
+    F = functions(dim_df)
     keys = dim_df.select(F.col(dim_col).alias("k")).where("k IS NOT NULL")
     rows = to_arrow(keys.limit(max_keys + 1)).column("k").combine_chunks()
     if len(rows) <= max_keys:
@@ -238,8 +238,7 @@ def _literals(values: pa.Array) -> tuple[n.Literal, ...]:
 
 
 def _range(dim_df, dim_col: str, column: n.Column, keys: JoinKeys, fact_col: str) -> n.Expr:
-    from pyspark.sql import functions as F
-
+    F = functions(dim_df)
     c = F.col(dim_col)
     with job_description(dim_df.sparkSession, f"prune_engine: key range of {dim_col}"):
         row = to_arrow(dim_df.agg(F.min(c).alias("lo"), F.max(c).alias("hi"),
@@ -251,8 +250,7 @@ def _range(dim_df, dim_col: str, column: n.Column, keys: JoinKeys, fact_col: str
 
 
 def _build_bloom(dim_df, dim_col: str, expected: int, fpp: float) -> KeyBloom:
-    from pyspark.sql import functions as F
-
+    F = functions(dim_df)
     k = KeyBloom.empty(expected, fpp).k
     words = len(KeyBloom.empty(expected, fpp).words)
 
@@ -278,15 +276,19 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
          return_summary: bool = False):
     """``fact.join(dim_df, fact[f] == dim_df[d] AND ..., how)`` over the fact files that may
     hold a joining row (see the module doc), where ``fact`` is
-    ``spark.read.format(format).load(fact_source)`` (filtered by ``where``, Spark SQL or a
+    ``spark.read.format(format).load(fact_source)`` (or the table, or the DataFrame over
+    files, ``fact_source`` names; filtered by ``where``, Spark SQL or a
     Column, when given).
 
     ``on``: ``[("fact_col", "dim_col"), ...]`` (the result keeps both sides' columns), or the
     names both sides share, ``"k"`` or ``["k", "j"]`` (as Spark's ``join(other, "k")``, the
-    result keeps one ``k``). ``how``: any Spark join type; only
+    result keeps one ``k``), or a Column of equalities ``fact["k"] == dim["id"] & ...`` (as
+    Spark's ``join(other, condition)``; ``fact_source`` may be the fact DataFrame, see
+    :mod:`._source`). ``how``: any Spark join type; only
     ``inner``, ``cross``, ``left_semi`` and ``right_outer`` prune (a ``left_outer``,
     ``full_outer`` or ``left_anti`` join keeps every fact row and runs unpruned).
-    ``fact_stats``: the fact files' statistics (None: collected now). ``max_keys``: distinct
+    ``fact_stats``: the fact files' statistics (None: the saved ones, refreshed, as for
+    :func:`~prune_engine.spark._read`). ``max_keys``: distinct
     keys per column tested exactly (more: range and Bloom filter). ``missing``,
     ``return_summary``: as for :func:`~prune_engine.spark._read`; the summary's ``join_keys``
     says how each key column was tested and how long collecting the keys took.
@@ -298,28 +300,36 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
                          on=[("store_id", "id")], fact_stats=stats)
     """
     from prune_engine.spark._catalyst import predicate
-    from prune_engine.spark._read import PruneSummary, load, prune_files
+    from prune_engine.spark._read import PruneSummary, prune_files
+    from prune_engine.spark._source import source_frame
 
     kind = how.lower().replace("_", "")
     if kind not in JOIN_TYPES:
         raise ValueError(f"unknown join type {how!r}; Spark's join types: "
                          f"{', '.join(sorted(JOIN_TYPES))}")
-    pairs = _pairs(on)
+    fact = None
+    if is_column(on):  # its fact columns are found in the fact DataFrame
+        fact = source_frame(spark, fact_source, format, options, schema)
+        pairs = condition_pairs(on, fact, dim_df)
+    else:
+        pairs = _pairs(on)
     summary = PruneSummary()
     if kind not in PRUNABLE:
-        fact = load(spark, fact_source, format, options, schema)
+        fact = fact or source_frame(spark, fact_source, format, options, schema)
         summary.not_pruned = f"a {how} join keeps every fact row, with a partner or not"
     else:
         if fact_stats is None:
-            from prune_engine.spark._collect import collect_stats
+            from prune_engine.spark._saved import saved_stats
 
-            fact_stats = collect_stats(spark, fact_source, granularity="file")
+            fact_stats = saved_stats(spark, fact_source)
+            summary.statistics = fact_stats.metadata["refresh"]
         # Spark lists the fact source (a driver-side wait) while the keys are collected
         with ThreadPoolExecutor(1) as pool:
-            loading = pool.submit(load, spark, fact_source, format, options, schema)
+            loading = None if fact is not None else \
+                pool.submit(source_frame, spark, fact_source, format, options, schema)
             keys = keys_predicate(dim_df, pairs, fact_stats=fact_stats, max_keys=max_keys,
                                   bloom_fpp=bloom_fpp)
-            fact = loading.result()
+            fact = loading.result() if loading is not None else fact
         _keep_usable(keys, fact, fact_stats, dim_df, pairs)
         summary.join_keys.update(keys.info)
         summary.join_keys["seconds"] = keys.seconds
@@ -334,6 +344,8 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
         fact = fact.where(where)
     if _by_name(on):  # Spark's join(other, "k"): one k column in the result
         result = fact.join(dim_df, [f for f, _ in pairs], how)
+    elif is_column(on):
+        result = fact.join(dim_df, on, how)
     else:
         condition = functools.reduce(operator.and_, [fact[f] == dim_df[d] for f, d in pairs])
         result = fact.join(dim_df, condition, how)
@@ -349,11 +361,10 @@ def _by_name(on) -> bool:
 def _keep_usable(keys: JoinKeys, fact, stats, dim_df, pairs) -> None:
     """Drop the key tests Spark's join does not compare by value, or whose fact column the
     statistics do not describe as Spark reads it."""
-    from prune_engine.spark._catalyst import partition_names
-    from prune_engine.spark._read import file_relation
+    from prune_engine.spark._session import partition_names
 
     columns = StatsColumns(stats)
-    partitions = partition_names(file_relation(fact))
+    partitions = partition_names(fact)
     for fact_col, dim_col in pairs:
         path = tuple(fact_col.split("."))
         leaf = columns.leaf(path)

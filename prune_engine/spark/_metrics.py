@@ -1,13 +1,19 @@
 """``files_scanned``: how many files Spark's file scans opened in a DataFrame's last run.
 
 Read from the executed plan's SQL metrics: the ``numFiles`` metric of every file scan node
-(``FileSourceScanExec``), adaptive plans and their query stages included. A reused exchange
+(``FileSourceScanExec``), adaptive plans and their query stages included. On a classic
+session the plan is read in the JVM; over Spark Connect (Spark 4) from the metrics the server
+sends with the result (``DataFrame.executionInfo``), so the DataFrame itself must have been
+collected (``collect``, ``toPandas``, ``toArrow``). A reused exchange
 is counted where it ran. Adaptive execution may replace a finished part of the plan (a join
 whose other side turned out empty becomes an empty relation), and with it the metrics of the
 scans under it: those count as zero.
 """
 
 from __future__ import annotations
+
+from prune_engine.errors import PruneEngineError
+from prune_engine.spark._session import is_connect
 
 
 def files_scanned(df) -> int:
@@ -20,7 +26,22 @@ def files_scanned(df) -> int:
         rows = df.collect()
         pes.files_scanned(df)   # e.g. 3: the files kept
     """
+    if is_connect(df):
+        return _connect_scan_count(df)
     return sum(_scan_counts(df._jdf.queryExecution().executedPlan()))
+
+
+def _connect_scan_count(df) -> int:
+    info = getattr(df, "executionInfo", None)
+    metrics = info.metrics if info is not None else None
+    if metrics is None:
+        raise PruneEngineError("files_scanned on Spark Connect reads the metrics of the "
+                               "DataFrame's last run: collect this DataFrame first (Spark 4)")
+    total = 0
+    for node in metrics._metrics:
+        if node.name.startswith("Scan "):
+            total += sum(int(m.value) for m in node.metrics if m.name == "numFiles")
+    return total
 
 
 def _scan_counts(node) -> list[int]:

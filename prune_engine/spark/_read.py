@@ -42,9 +42,10 @@ import pyarrow as pa
 
 from prune_engine.errors import StatsError
 from prune_engine.stats.table import StatsTable, as_stats_table
-from prune_engine.spark._files import (file_key, identities, recorded_identity,
+from prune_engine.spark._files import (changed, file_key, identities, recorded_identity,
                                        spark_file_path)
-from prune_engine.spark._jobs import require_classic
+from prune_engine.spark._session import functions, is_connect
+from prune_engine.spark._source import listing, source_frame
 
 log = logging.getLogger("prune_engine.spark")
 
@@ -63,7 +64,9 @@ class PruneSummary:
     in prune_engine (reading the ``where``, ``pe.prune``, checking files, building the
     filter). ``predicate``: what the engine pruned with; ``join_keys``: per fact column, how
     the join keys were tested (``join`` only); ``not_pruned``: why nothing was tried (a join
-    type that keeps every fact row), else empty.
+    type that keeps every fact row), else empty. ``statistics``: for a call given no
+    statistics, how the saved ones were refreshed (files reused, changed, new, gone, and
+    the seconds it took; :mod:`._saved`).
     """
 
     files_total: int = 0
@@ -76,6 +79,7 @@ class PruneSummary:
     predicate: str = ""
     join_keys: dict[str, Any] = field(default_factory=dict)
     not_pruned: str = ""
+    statistics: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         if self.not_pruned:
@@ -94,8 +98,9 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
     ``where``: Spark SQL text (read by Spark: backticks, ``<=>``, ``rlike``,
     ``timestamp'...'`` in the session time zone, ...) or a pyspark ``Column``. ``stats``:
     statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
-    :func:`stats_from_dataframe`, or a saved table); ``None`` collects them now with
-    :func:`collect_stats` (a Spark job). ``options``/``schema`` go to Spark's reader.
+    :func:`stats_from_dataframe`, or a saved table); ``None`` uses the statistics saved for
+    this source, refreshed for new, changed and gone files (the first call collects and saves
+    them with a Spark job; see :mod:`prune_engine.spark._saved`). ``options``/``schema`` go to Spark's reader.
     ``missing``: a file the statistics name that is gone (an overwrite since they were
     collected) is skipped with a warning (``"skip"``, the default: plain Spark does not read
     it either), or raises :class:`~prune_engine.StatsError` (``"raise"``). ``return_summary=True`` returns
@@ -110,28 +115,19 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
     """
     from prune_engine.spark._catalyst import predicate
 
-    base = load(spark, source, format, options, schema)
+    base = source_frame(spark, source, format, options, schema)
+    summary = PruneSummary()
     if stats is None:
-        from prune_engine.spark._collect import collect_stats
+        from prune_engine.spark._saved import saved_stats
 
-        stats = collect_stats(spark, source, granularity="file")
+        stats = saved_stats(spark, source)
+        summary.statistics = stats.metadata["refresh"]
     started = time.perf_counter()
     expr = predicate(base, where, stats)
-    pruned, summary = prune_files(base, stats, expr, missing=missing, started=started)
+    pruned, summary = prune_files(base, stats, expr, missing=missing, started=started,
+                                  summary=summary)
     result = pruned.where(where)
     return (result, summary) if return_summary else result
-
-
-def load(spark, source, format: str = "parquet", options: dict | None = None, schema=None):
-    """The source as Spark reads it (one path or a list of paths)."""
-    require_classic(spark)
-    reader = spark.read.format(format)
-    if options:
-        reader = reader.options(**options)
-    if schema is not None:
-        reader = reader.schema(schema)
-    paths = [source] if isinstance(source, str) else [str(p) for p in source]
-    return reader.load(paths[0] if len(paths) == 1 else paths)
 
 
 def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarray | None = None,
@@ -150,10 +146,10 @@ def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarra
     if keep is not None:
         mask &= keep
     summary.predicate = str(expr)
-    location = file_relation(base).relation().location()
-    summary.files_total = int(location.allFiles().size())
+    listed, roots = listing(base)
+    summary.files_total = listed
     files, file_kept = _files_kept(stats, mask)
-    files, file_kept = _under(files, file_kept, _roots(location))
+    files, file_kept = _under(files, file_kept, roots)
     now = identities(files)
     gone = [f for f in files if now[f] is None]
     if gone:
@@ -165,8 +161,7 @@ def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarra
     for f, kept in zip(files, file_kept):
         if kept or now[f] is None:
             continue
-        before = recorded_identity(recorded.get(f))
-        if before is not None and before != now[f]:
+        if changed(recorded_identity(recorded.get(f)), now[f]):
             summary.changed.append(f)
             continue
         pruned.append(f)
@@ -181,23 +176,6 @@ def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarra
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary
-
-
-def file_relation(df):
-    """The file relation (Catalyst's LogicalRelation) under a DataFrame read by Spark."""
-    plan = df._jdf.queryExecution().analyzed()
-    while plan.getClass().getSimpleName() != "LogicalRelation":
-        children = plan.children()
-        if children.size() != 1:
-            raise StatsError("prune_engine.spark reads file sources only (spark.read...load)")
-        plan = children.apply(0)
-    return plan
-
-
-def _roots(location) -> list[str]:
-    """Spark's root paths of the source, as file keys."""
-    paths = location.rootPaths()
-    return [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
 
 
 def _files_kept(stats: StatsTable, mask: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -228,12 +206,15 @@ def _missing(gone: list[str], missing: Missing) -> None:
 
 def _exclude(base, pruned: list[str]):
     """``base`` without the files ``pruned`` (keys), as a ``NOT INSET`` on
-    ``_metadata.file_path`` built in the JVM from one string."""
+    ``_metadata.file_path``: built in the JVM from one string (classic), or sent as one
+    ``isin`` of string literals (Connect: one plan message, however many)."""
+    column = _file_path_column(base)
+    if is_connect(base):
+        return base.where(~column.isin([spark_file_path(f) for f in pruned]))
     jvm = base.sparkSession._jvm
     text = _SEP.join(spark_file_path(f) for f in pruned)
     values = jvm.java.util.regex.Pattern.compile(_SEP).splitAsStream(text) \
         .collect(jvm.java.util.stream.Collectors.toList())
-    column = _file_path_column(base)
     inside = type(column)(column._jc.isInCollection(values))
     return base.where(~inside)
 
@@ -241,6 +222,4 @@ def _exclude(base, pruned: list[str]):
 def _file_path_column(df):
     if hasattr(df, "metadataColumn"):
         return df.metadataColumn("_metadata")["file_path"]
-    from pyspark.sql import functions as F
-
-    return F.col("_metadata.file_path")
+    return functions(df).col("_metadata.file_path")

@@ -45,8 +45,10 @@ import pyarrow.compute as pc
 from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
 from prune_engine.stats import _thrift, dictionary, layout
+from prune_engine.stats import computed as computed_stats
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
-from prune_engine.stats.listing import Listing, SourceFile, identify, list_source, partition_arrays
+from prune_engine.stats.listing import (Listing, SourceFile, identify, list_source,
+                                        partition_arrays, unchanged as same_file)
 from prune_engine.stats.parquet import FileFooter, group_stats, read_footer
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.stats.unify import concat_stats
@@ -355,7 +357,8 @@ def _warn_problems(problems: list[str], what: str) -> None:
 def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
              bloom=None, dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
-             empty_files: str = "error", part: bool = False) -> StatsTable:
+             empty_files: str = "error", part: bool = False,
+             compute_missing: bool = False) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
     listing (:func:`collect_part`), so ``columns``, ``ngram``, ``bloom`` and ``dictionaries``
     names missing here are not errors (:func:`merge_parts` checks them over all slices); what
@@ -427,6 +430,9 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT):
         if name not in table.column_names:  # every file skipped: nothing known
             table = table.append_column(name, pa.nulls(table.num_rows, pa.struct([])))
+    computed = None
+    if compute_missing:
+        table, computed = computed_stats.compute_missing(table, listing.filesystem, parts)
     names = []
     requested = [] if ngram is None else ([ngram] if isinstance(ngram, str) else list(ngram))
     if ngram is not None:
@@ -442,13 +448,15 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
             ngram_case_insensitive))
     metadata = {
         "skipped_files": [{"path": files[i].path, "error": m} for i, m in errors],
-        "files": {f.path: [f.size, f.mtime_ns] for i, f in enumerate(files)
+        "files": {f.path: f.identity for i, f in enumerate(files)
                   if i in footers or i in empty},
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
                     "ngram": names or None, "gram_size": gram_size,
                     "ngram_case_insensitive": ngram_case_insensitive, **chosen,
-                    "dictionary_bytes": dictionary_bytes},
+                    "dictionary_bytes": dictionary_bytes, "compute_missing": compute_missing},
     }
+    if computed is not None:
+        metadata["computed"] = computed
     for option, (_, problems) in found.items():
         if chosen[option]:
             metadata[option] = {"problems": problems}
@@ -473,7 +481,7 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                  on_error: str = "raise", threads: int | None = 1, bloom=None,
                  dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
-                 empty_files: str = "error") -> StatsTable:
+                 empty_files: str = "error", compute_missing: bool = False) -> StatsTable:
     """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
     with the partition types of the whole listing
     (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
@@ -483,7 +491,8 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
     listing = Listing(list(files), None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, False, threads, bloom=bloom, dictionaries=dictionaries,
-                    dictionary_bytes=dictionary_bytes, empty_files=empty_files, part=True)
+                    dictionary_bytes=dictionary_bytes, empty_files=empty_files, part=True,
+                    compute_missing=compute_missing)
 
 
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
@@ -530,6 +539,10 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
             _warn_problems(metadata[option]["problems"], index.what)
     if options.get("bloom"):
         metadata["bloom"]["bytes_read"] = sum(p.metadata["bloom"]["bytes_read"] for p in parts)
+    if options.get("compute_missing"):
+        metadata["computed"] = {
+            "columns": sorted(set().union(*(p.metadata["computed"]["columns"] for p in parts))),
+            "containers": sum(p.metadata["computed"]["containers"] for p in parts)}
     return StatsTable(table, metadata)
 
 
@@ -537,8 +550,10 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
                   *, ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                   on_error: str = "raise", progress: bool | None = None,
                   threads: int | None = None, bloom=None, dictionaries=None,
-                  dictionary_bytes: int = dictionary.MAX_BYTES) -> StatsTable:
-    """Statistics of every Parquet file of ``source``, from the footers only.
+                  dictionary_bytes: int = dictionary.MAX_BYTES,
+                  compute_missing: bool = False) -> StatsTable:
+    """Statistics of every Parquet file of ``source``, from the footers only (and, on
+    request, from the data of the column chunks whose footers have none).
 
     ``source``: a directory (walked recursively; Hive ``key=value`` folders become typed
     ``partition_values`` and exact statistics), a glob, a list of paths, or a
@@ -557,6 +572,10 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     column names: the dictionary pages (of at most ``dictionary_bytes``) of chunks whose data
     pages are all dictionary-encoded become exact value sets in a ``value_set`` column (a
     file's: the union of its row groups'); ``=``, ``IN``, ``!=`` and ``NOT IN`` prune on them.
+    ``compute_missing=True``: the chunks whose footers give no min, max or null count (INT96
+    timestamps, as Spark writes by default; writers that skip statistics) are read and their
+    statistics computed (:mod:`prune_engine.stats.computed`); ``metadata["computed"]`` says
+    which columns and how many containers.
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -568,7 +587,7 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     listing = list_source(source)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, progress, threads, bloom=bloom, dictionaries=dictionaries,
-                    dictionary_bytes=dictionary_bytes)
+                    dictionary_bytes=dictionary_bytes, compute_missing=compute_missing)
 
 
 def update_stats(stats, source, *, on_error: str | None = None, progress: bool | None = None,
@@ -599,21 +618,32 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
             stats.num_rows else "row_group" if layout.ROW_GROUP in stats.table.column_names \
             else "file"
     listing = list_source(source)
+
+    def collect(files: list[SourceFile]) -> StatsTable:
+        return _collect(Listing(files, listing.filesystem, listing.typed), granularity,
+                        options.get("columns"), options.get("ngram"),
+                        options.get("gram_size", 3), options.get("ngram_case_insensitive", False),
+                        on_error or "raise", progress, threads, bloom=options.get("bloom"),
+                        dictionaries=options.get("dictionaries"),
+                        dictionary_bytes=options.get("dictionary_bytes", dictionary.MAX_BYTES),
+                        compute_missing=options.get("compute_missing", False))
+    return refresh(stats, listing, collect)
+
+
+def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:
+    """``stats`` made current for ``listing``: the rows of files that are gone or changed are
+    dropped, ``collect(files)`` gives the statistics of new and changed files, and the rows
+    follow the listing's order. ``metadata["refresh"]`` counts the files reused, changed,
+    new and gone. The one refresh of :func:`update_stats` and of Spark's reuse of saved
+    statistics (``prune_engine.spark``)."""
+    known = stats.metadata.get("files") or {}
     identify(listing.files, listing.filesystem)
-    unchanged = {f.path for f in listing.files
-                 if f.path in known and f.size is not None
-                 and list(known[f.path]) == [f.size, f.mtime_ns]}
+    unchanged = {f.path for f in listing.files if same_file(known.get(f.path), f.identity)}
     fresh = [f for f in listing.files if f.path not in unchanged]
     old_paths = stats.table.column(layout.PATH).to_pylist()
-    keep = pa.array([p in unchanged for p in old_paths])
-    kept = stats.table.filter(keep)
+    kept = stats.table.filter(pa.array([p in unchanged for p in old_paths]))
     if fresh:
-        new = _collect(Listing(fresh, listing.filesystem, listing.typed), granularity,
-                       options.get("columns"), options.get("ngram"),
-                       options.get("gram_size", 3), options.get("ngram_case_insensitive", False),
-                       on_error or "raise", progress, threads, bloom=options.get("bloom"),
-                       dictionaries=options.get("dictionaries"),
-                       dictionary_bytes=options.get("dictionary_bytes", dictionary.MAX_BYTES))
+        new = collect(fresh)
         table = concat_stats([kept, new.table])
         new_meta = new.metadata
     else:
@@ -626,5 +656,9 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
     files = {p: known[p] for p in unchanged}
     files.update(new_meta.get("files", {}))
     metadata = {**stats.metadata, "files": files,
-                "skipped_files": new_meta.get("skipped_files", [])}
+                "skipped_files": new_meta.get("skipped_files", []),
+                "refresh": {"reused": len(unchanged),
+                            "changed": sum(f.path in known for f in fresh),
+                            "new": sum(f.path not in known for f in fresh),
+                            "gone": len(set(known) - {f.path for f in listing.files})}}
     return StatsTable(table, metadata)

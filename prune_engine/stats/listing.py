@@ -32,7 +32,7 @@ import glob as globlib
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
@@ -57,6 +57,30 @@ class SourceFile:
     partitions: dict[str, Any] = field(default_factory=dict)  # raw strings (None = Hive null)
     size: int | None = None
     mtime_ns: int | None = None
+    #: a local file's inode and status-change time: a rewrite in place with the same size
+    #: and the old modification time set back still changes its ctime
+    inode: int | None = None
+    ctime_ns: int | None = None
+
+    @property
+    def identity(self) -> list[int]:
+        """What a statistics table records of the file (``metadata["files"]``): size and
+        modification time, and for a local file its inode and ctime."""
+        local = [self.inode, self.ctime_ns] if self.inode is not None else []
+        return [self.size, self.mtime_ns, *local]
+
+
+def unchanged(recorded, identity: list) -> bool:
+    """Whether a file whose statistics recorded ``recorded`` is still the same file: every
+    field both record agrees (statistics from older versions record size and mtime only).
+
+    >>> unchanged([10, 5], [10, 5, 77, 9]), unchanged([10, 5, 77, 8], [10, 5, 77, 9])
+    (True, False)
+    """
+    if not recorded or identity[0] is None:
+        return False
+    common = min(len(recorded), len(identity))
+    return list(recorded[:common]) == list(identity[:common])
 
 
 class Listing:
@@ -107,10 +131,25 @@ def _walk(root: str) -> list[SourceFile]:
     return out
 
 
+def local_path(text: str) -> str:
+    """A ``file:`` URI as the local path it names (percent-decoded); other text as it is.
+
+    >>> local_path("file:///data/a%20b/x.parquet"), local_path("file:/data/y"), local_path("z")
+    ('/data/a b/x.parquet', '/data/y', 'z')
+    """
+    if not text.startswith("file:"):
+        return text
+    parts = urlsplit(text)
+    if parts.netloc not in ("", "localhost"):
+        raise StatsError(f"{text}: a file URI of another host ({parts.netloc}) is not local",
+                         containers=[text])
+    return unquote(parts.path)
+
+
 def _list_paths(paths: Sequence) -> list[SourceFile]:
     out = []
     for p in paths:
-        p = os.fspath(p)
+        p = local_path(os.fspath(p))
         if os.path.isdir(p):
             out.extend(_walk(p))
         else:
@@ -158,7 +197,7 @@ def list_source(source) -> Listing:
     except ImportError:  # pragma: no cover - pyarrow.dataset is part of pyarrow wheels
         pass
     if isinstance(source, (str, os.PathLike)):
-        text = os.fspath(source)
+        text = local_path(os.fspath(source))
         if os.path.isdir(text):
             return Listing(_walk(text))
         if os.path.exists(text):
@@ -178,7 +217,8 @@ def list_source(source) -> Listing:
 
 
 def identify(files: list[SourceFile], filesystem: pyarrow.fs.FileSystem | None) -> None:
-    """Fill size and modification time (None when the file cannot be stat'ed).
+    """Fill size and modification time, and for local files inode and ctime (None when the
+    file cannot be stat'ed).
 
     With a ``filesystem`` (a listed ``pyarrow.dataset.Dataset``), asks it; else ``os.stat``.
 
@@ -202,7 +242,8 @@ def identify(files: list[SourceFile], filesystem: pyarrow.fs.FileSystem | None) 
             st = os.stat(f.path)
         except OSError:
             continue
-        f.size, f.mtime_ns = st.st_size, st.st_mtime_ns
+        f.size, f.mtime_ns, f.inode, f.ctime_ns = \
+            st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
 
 # ------------------------------------------------------------------------------ partitions

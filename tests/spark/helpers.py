@@ -24,9 +24,10 @@ def scanned_files(df) -> tuple[list, int]:
 
 def matching_files(spark, source, where, fmt: str = "parquet") -> set[str]:
     """The files (as file keys) holding at least one row that plain Spark returns."""
-    from pyspark.sql import functions as F
-
     from prune_engine.spark._files import file_key
+    from prune_engine.spark._session import functions
+
+    F = functions(spark)
 
     df = spark.read.format(fmt).load(source).where(where)
     return {file_key(r[0]) for r in df.select(F.col("_metadata.file_path")).distinct().collect()}

@@ -23,6 +23,12 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
+def spark(session):
+    """Every test here runs on a classic session and on a Spark Connect session."""
+    return session
+
+
+@pytest.fixture(scope="module")
 def drifting_lake(tmp_path_factory):
     """Partitioned files whose schemas drift: a column added later, int32 widened to int64,
     a struct gaining a field, plus strings for an n-gram index."""

@@ -14,6 +14,12 @@ from tests.spark.helpers import write
 
 pytestmark = pytest.mark.spark
 
+
+@pytest.fixture(scope="module")
+def spark(session):
+    """Every test here runs on a classic session and on a Spark Connect session."""
+    return session
+
 PREDICATES = [
     "id < 150",
     "u > 18000000000000000000",

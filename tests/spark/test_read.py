@@ -20,6 +20,12 @@ from tests.spark.helpers import arrow_frame, matching_files, scanned_files, sort
 
 pytestmark = pytest.mark.spark
 
+
+@pytest.fixture(scope="module")
+def spark(session):
+    """Every test here runs on a classic session and on a Spark Connect session."""
+    return session
+
 FILES = 16
 ROWS = 40
 WHERES = [
@@ -230,3 +236,129 @@ def test_read_json_with_statistics_from_spark_rows(spark, tmp_path):
     rows, scanned = scanned_files(df)
     assert [(r.id, r.name) for r in rows] == [(21, "n2")]
     assert scanned == summary.files_read == 1
+
+
+def _table_name(spark, stem: str) -> str:
+    """A table name per kind of session (both write to the one catalog)."""
+    from prune_engine.spark._session import is_connect
+
+    return f"{stem}_{'connect' if is_connect(spark) else 'classic'}"
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["flat", "partitioned"])
+def test_a_catalog_table_is_a_source(spark, partitioned):
+    """``"db.table"`` of the session catalog: statistics collected from the table's files,
+    the same rows as ``spark.table(name).where(...)``, only the kept files scanned."""
+    name = _table_name(spark, f"sales_{'p' if partitioned else 'f'}")
+    spark.sql("CREATE DATABASE IF NOT EXISTS pe_db")
+    df = spark.range(80).selectExpr("id AS x", "CAST(id % 2 AS INT) AS g", "id * 0.5 AS v") \
+        .repartitionByRange(4, "x")
+    writer = df.write.mode("overwrite").format("parquet")
+    (writer.partitionBy("g") if partitioned else writer).saveAsTable(f"pe_db.{name}")
+    stats = pes.collect_stats(spark, f"pe_db.{name}", granularity="file")
+    assert stats.num_rows == (8 if partitioned else 4)
+    for where in ["x < 5", "x >= 60 AND g = 1", "v = 10.0"]:
+        out, summary = pes.read(spark, f"pe_db.{name}", where, stats=stats, return_summary=True)
+        rows, scanned = scanned_files(out)
+        assert sorted_rows(rows) == sorted_rows(spark.table(f"pe_db.{name}").where(where).collect())
+        assert scanned == summary.files_read < summary.files_total, where
+    out, summary = pes.read(spark, f"pe_db.{name}", "x < 5", return_summary=True)
+    assert sorted(r.x for r in out.collect()) == list(range(5)), "statistics collected now"
+    assert summary.files_read < summary.files_total
+
+
+def test_a_dataframe_over_files_is_a_source(spark, lake):
+    root, stats, _ = lake
+    base = spark.read.parquet(root)
+    where = WHERES[0]
+    out, summary = pes.read(spark, base, where, stats=stats, return_summary=True)
+    rows, scanned = scanned_files(out)
+    assert sorted_rows(rows) == sorted_rows(base.where(where).collect())
+    assert scanned == summary.files_read < summary.files_total
+    with pytest.raises(pe.StatsError, match="file sources only"):
+        pes.read(spark, spark.range(3), "id > 1", stats=stats)
+
+
+def test_spark_written_int96_timestamps_prune_after_compute_missing(spark, tmp_path):
+    """Spark's default ``outputTimestampType`` is INT96, whose footers carry no bounds: a
+    filter on the timestamp reads every file until ``compute_missing=True`` computes them in
+    the statistics job. Rows as plain Spark's, in the session's time zone."""
+    root = str(tmp_path / "events")
+    key = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "INT96")
+    try:
+        spark.range(0, 600).selectExpr(
+            "id", "timestamp_seconds(1704067200 + id * 3600) AS ts") \
+            .repartitionByRange(6, "id").write.parquet(root)
+    finally:
+        spark.conf.set(key, before) if before is not None else spark.conf.unset(key)
+    where = "ts >= timestamp'2024-01-20 00:00:00' AND ts < timestamp'2024-01-21 00:00:00'"
+    plain = sorted_rows(spark.read.parquet(root).where(where).collect())
+    assert plain, "the window holds rows"
+    footers = pes.collect_stats(spark, root, "file")
+    _, summary = pes.read(spark, root, where, stats=footers, return_summary=True)
+    assert summary.files_pruned == 0, "INT96: no footer bounds"
+    stats = pes.collect_stats(spark, root, "file", compute_missing=True)
+    assert stats.metadata["computed"]["columns"] == ["ts"]
+    df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    assert sorted_rows(rows) == plain
+    assert scanned == summary.files_read <= 2 < summary.files_total
+
+
+def test_a_rewrite_with_the_same_size_and_the_old_mtime_is_detected(spark, tmp_path):
+    """A file rewritten in place, same byte size, modification time set back: its ctime
+    changed, so it is read (it would be pruned on its old statistics)."""
+    root = str(tmp_path)
+    _small_lake(root)
+    path = os.path.join(root, "f3.parquet")
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    before = os.stat(path)
+    write(path, pa.table({"x": [1, 2]}))  # was 30, 35: same size, rows now match x < 3
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    with pytest.warns(UserWarning, match="changed since the statistics"):
+        df, summary = pes.read(spark, root, "x < 3", stats=stats, return_summary=True)
+    assert sorted(r.x for r in df.collect()) == [0, 1, 2]
+    assert summary.changed == [path]
+
+
+def test_saved_statistics_are_reused_and_refreshed(spark, tmp_path):
+    """``stats=None``: the first read collects and saves; the next reuses every unchanged
+    file's statistics and collects only new and changed files; gone files are dropped."""
+    root = str(tmp_path / "lake")
+    _small_lake(root)
+    plain = lambda where: sorted(r.x for r in spark.read.parquet(root).where(where).collect())  # noqa: E731
+    df, first = pes.read(spark, root, "x < 3", return_summary=True)
+    assert sorted(r.x for r in df.collect()) == plain("x < 3")
+    assert first.statistics["new"] == 4 and first.files_read == 1
+    df, second = pes.read(spark, root, "x >= 30", return_summary=True)
+    assert sorted(r.x for r in df.collect()) == plain("x >= 30")
+    assert {k: second.statistics[k] for k in ("reused", "changed", "new", "gone")} == \
+        {"reused": 4, "changed": 0, "new": 0, "gone": 0}
+    time.sleep(0.01)
+    write(os.path.join(root, "f1.parquet"), pa.table({"x": [31, 32, 33]}))  # changed
+    write(os.path.join(root, "new.parquet"), pa.table({"x": [40]}))
+    os.remove(os.path.join(root, "f0.parquet"))
+    df, third = pes.read(spark, root, "x >= 30", return_summary=True)
+    assert sorted(r.x for r in df.collect()) == plain("x >= 30") == [30, 31, 32, 33, 35, 40]
+    assert {k: third.statistics[k] for k in ("reused", "changed", "new", "gone")} == \
+        {"reused": 2, "changed": 1, "new": 1, "gone": 1}
+    assert third.files_read == 3 and not third.missing, "f2 pruned, f0 gone from the statistics"
+    from prune_engine.spark._saved import stats_dir
+
+    assert os.listdir(stats_dir(spark)), "saved where the session's statsDir says"
+
+
+def test_a_file_uri_is_a_source(spark, tmp_path):
+    """``file://`` URIs (Spark's form of a local path) for the source and the statistics."""
+    root = str(tmp_path / "lake dir")
+    _small_lake(root)
+    uri = "file://" + root  # as Spark takes it: Hadoop reads the path literally
+    stats = pes.collect_stats(spark, uri, "file")
+    assert stats.table.equals(pe.collect_stats(uri, granularity="file", progress=False).table)
+    df, summary = pes.read(spark, uri, "x >= 30", stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    assert sorted(r.x for r in rows) == [30, 35] and scanned == summary.files_read == 1

@@ -21,7 +21,7 @@ import pytest
 import prune_engine as pe
 from prune_engine.spark import _catalyst
 from prune_engine.spark._files import file_key
-from prune_engine.spark._read import load
+from prune_engine.spark._source import source_frame as load
 from tests.spark.helpers import SPARK_MAJOR, matching_files, write
 
 pytestmark = pytest.mark.spark

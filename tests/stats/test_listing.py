@@ -120,3 +120,14 @@ def test_partition_types_of_a_whole_listing_type_its_slices_alike():
     assert partition_types(files[:1]) == pa.schema([("n", pa.int64())]), "a slice alone differs"
     assert partition_arrays(files[:1], schema)["n"].to_pylist() == ["1"]
     assert partition_types([SourceFile("a")]) == pa.schema([])
+
+
+def test_file_uris_are_local_paths(tmp_path):
+    root = tmp_path / "a b"
+    root.mkdir()
+    pq.write_table(pa.table({"x": [1]}), root / "f.parquet")
+    uri = "file://" + str(root).replace(" ", "%20")
+    assert [f.path for f in list_source(uri).files] == [str(root / "f.parquet")]
+    assert [f.path for f in list_source([uri + "/f.parquet"]).files] == [str(root / "f.parquet")]
+    with pytest.raises(StatsError, match="another host"):
+        list_source("file://elsewhere/data")

@@ -1,5 +1,5 @@
 """Footer statistics of files written by Spark (parquet-java): truncated string statistics,
-INT96 timestamps, Spark's nested layout. One small local session for the module."""
+INT96 timestamps, Spark's nested layout. On the shared local session."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import prune_engine as pe
+from tests.spark_sessions import session_conf
 from tests.stats.stats_oracle import check_against_duckdb, check_against_rows, rows
 from tests.stats.thrift_codec import assert_kernel_matches, footer_of
 
@@ -21,17 +22,11 @@ LONG = ["apple-" + "a" * 30, "banana-" + "z" * 30, "cherry\u00e9" * 5, None, "\U
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("prune_engine-stats-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-               .getOrCreate())
-    yield session
-    session.stop()
+def spark(classic_spark):
+    """The shared session, in UTC and writing TIMESTAMP_MICROS for this module's duration."""
+    yield from session_conf(classic_spark, {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"})
 
 
 def _frame(spark):

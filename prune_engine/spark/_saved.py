@@ -1,0 +1,123 @@
+"""Saved statistics that keep themselves fresh: what ``pes.read`` and ``pes.join`` use when
+they are given no statistics.
+
+The first call collects the source's statistics with a Spark job (per file, computing what
+the footers lack, as ``collect_stats(..., compute_missing=True)``) and saves them; every later
+call lists the source, reuses the saved rows of the files that are unchanged, collects only
+new and changed files, drops the rows of files that are gone, and saves the result again
+(``refresh`` of :mod:`prune_engine.stats.collect`, with the Spark job as the collector). A
+file is unchanged when its size and modification time, and for a local file its inode and
+status-change time, are the ones recorded; an object store's object or an HDFS file
+rewritten with the same size and modification time is not detected.
+
+Where: one Parquet file per source (named by a hash of its roots) in the folder that the
+session's ``spark.prune_engine.statsDir`` gives, else the ``PRUNE_ENGINE_STATS_DIR``
+environment variable, else ``~/.cache/prune_engine/stats`` (``$XDG_CACHE_HOME`` honoured). A
+saved file that cannot be read is collected again, with a warning. Writes are atomic (a
+temporary file renamed), so concurrent readers see the old or the new statistics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+import warnings
+
+from prune_engine.stats.dictionary import MAX_BYTES
+from prune_engine.stats.table import StatsTable
+
+log = logging.getLogger("prune_engine.spark")
+
+CONF = "spark.prune_engine.statsDir"
+ENV = "PRUNE_ENGINE_STATS_DIR"
+#: the statistics collected for a source given no statistics
+OPTIONS = {"granularity": "file", "columns": None, "ngram": None, "gram_size": 3,
+           "ngram_case_insensitive": False, "on_error": "raise", "bloom": None,
+           "dictionaries": None, "dictionary_bytes": MAX_BYTES, "compute_missing": True}
+
+
+def stats_dir(spark) -> str:
+    """The folder of saved statistics (see the module doc)."""
+    chosen = spark.conf.get(CONF, None) or os.environ.get(ENV)
+    if chosen:
+        return chosen
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "prune_engine", "stats")
+
+
+def saved_stats(spark, source) -> StatsTable:
+    """The statistics of ``source``, saved and refreshed (see the module doc);
+    ``metadata["refresh"]`` counts the files reused, changed, new and gone, and
+    ``metadata["refresh"]["seconds"]`` the time spent."""
+    from prune_engine.stats.collect import refresh
+    from prune_engine.stats.listing import list_source, partition_types
+
+    from prune_engine.spark._collect import collect_files
+    from prune_engine.spark._source import source_roots
+
+    started = time.perf_counter()
+    roots = source_roots(spark, source)
+    listing = list_source(roots)
+    types = partition_types(listing.files, listing.typed)
+    path = _path(spark, roots)
+    saved = _load(path)
+
+    def collect(files) -> StatsTable:
+        return collect_files(spark, files, types, OPTIONS)
+
+    if saved is None:
+        stats = collect(listing.files)
+        stats.metadata["refresh"] = {"reused": 0, "changed": 0, "new": len(listing.files),
+                                     "gone": 0}
+    else:
+        stats = refresh(saved, listing, collect)
+    counts = stats.metadata["refresh"]
+    if saved is None or counts["changed"] or counts["new"] or counts["gone"]:
+        _save(stats, path)
+    counts["seconds"] = time.perf_counter() - started
+    log.info("prune_engine: statistics of %s: %d files reused, %d changed, %d new, %d gone "
+             "(%.0f ms)", roots, counts["reused"], counts["changed"], counts["new"],
+             counts["gone"], counts["seconds"] * 1e3)
+    return stats
+
+
+def _path(spark, roots) -> str:
+    from prune_engine.spark._files import file_key
+
+    names = [roots] if isinstance(roots, str) else list(roots)
+    key = json.dumps({"roots": sorted(file_key(str(r)) for r in names), "options": OPTIONS},
+                     sort_keys=True)
+    return os.path.join(stats_dir(spark), hashlib.sha256(key.encode()).hexdigest()[:32] + ".parquet")
+
+
+def _load(path: str) -> StatsTable | None:
+    from prune_engine.stats.io import read_stats
+
+    if not os.path.exists(path):
+        return None
+    try:
+        stats = read_stats(path)
+        if (stats.metadata.get("collect") or {}).get("compute_missing") is not True:
+            raise ValueError("statistics saved with other options")
+        return stats
+    except Exception as e:  # noqa: BLE001 - a damaged or foreign file: collect again
+        warnings.warn(f"saved statistics {path} cannot be used ({e}); collecting them again",
+                      stacklevel=4)
+        return None
+
+
+def _save(stats: StatsTable, path: str) -> None:
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    os.close(fd)
+    try:
+        stats.save(temporary)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)

@@ -1,0 +1,65 @@
+"""Classic and Connect sessions: what prune_engine asks of a session, answered for both.
+
+A classic session runs in this process's JVM (py4j): the file relation under a DataFrame, its
+listing and root paths can be read there. A Spark Connect session (``SparkSession.builder
+.remote(...)``: Spark 4 clients, Databricks' shared clusters and serverless) is a gRPC client
+of a remote driver: only what Connect exposes can be asked (a DataFrame's schema, its input
+files, the metrics of its last run). Each question here has one answer per kind of session.
+
+Columns must be built by the session's own ``functions`` module: in a process that also runs
+a classic session, ``pyspark.sql.functions.col`` builds classic Columns, which a Connect
+DataFrame rejects.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+
+def is_connect(spark) -> bool:
+    """Whether ``spark`` (a session or a DataFrame) is a Spark Connect one."""
+    spark = getattr(spark, "sparkSession", spark)
+    return getattr(spark, "_jsparkSession", None) is None
+
+
+def functions(spark):
+    """``pyspark.sql.functions`` for the kind of session ``spark`` (session or DataFrame) is."""
+    if is_connect(spark):
+        from pyspark.sql.connect import functions as F
+    else:
+        from pyspark.sql import functions as F
+    return F
+
+
+def session_key(spark) -> str:
+    """One name per Spark application and session kind (cache keys)."""
+    spark = getattr(spark, "sparkSession", spark)
+    if is_connect(spark):
+        return f"connect:{spark.session_id}"
+    return f"classic:{id(spark.sparkContext._jsc)}"
+
+
+def partition_names(df) -> set[str]:
+    """The names of the partition columns Spark discovered for a DataFrame read from files
+    (``k=v`` folders), as they appear in ``df.columns``."""
+    if not is_connect(df):
+        from prune_engine.spark._catalyst import partition_names as relation_partitions
+        from prune_engine.spark._source import file_relation
+
+        return relation_partitions(file_relation(df))
+    return folder_partitions(df.inputFiles(), df.columns)
+
+
+def folder_partitions(files: list[str], columns: list[str]) -> set[str]:
+    """Partition columns read off file URIs: the ``name=`` folders that every file has and
+    that name a column (Spark's discovery, case-insensitively)."""
+    if not files:
+        return set()
+    by_lower = {c.lower(): c for c in columns}
+    common = None
+    for uri in files:
+        folders = unquote(uri).rsplit("/", 1)[0].split("/")
+        names = {m.group(1).lower() for f in folders if (m := re.match(r"([^=]+)=", f))}
+        common = names if common is None else common & names
+    return {by_lower[c] for c in (common or ()) if c in by_lower}

@@ -1,0 +1,110 @@
+"""What ``pes.read``, ``pes.join`` and ``pes.collect_stats`` accept as a source, and its files.
+
+A source is one of:
+
+- a path, or a list of paths, as ``spark.read.format(...).load`` takes them;
+- the name of a table in the session's catalog (``"db.sales"``; a Hive-style partitioned
+  table included), read as ``spark.table(name)``; a name that is also an existing local path
+  is the path;
+- a DataFrame that reads files (``spark.read.parquet(...)``, ``spark.table(...)``), used as
+  it is.
+
+Its *roots* are where its files live: the folders and files Spark lists (classic: the file
+index's root paths; Connect: the paths the DataFrame was loaded from, or for a table the
+folder holding every file Spark lists). Statistics collected for a source are collected from
+its roots.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prune_engine.errors import StatsError
+from prune_engine.spark._files import file_key
+from prune_engine.spark._session import is_connect
+
+_NOT_FILES = "prune_engine.spark reads file sources only (spark.read...load, a table of files)"
+
+
+def is_dataframe(source) -> bool:
+    return hasattr(source, "sparkSession") and hasattr(source, "inputFiles")
+
+
+def source_frame(spark, source, format: str = "parquet", options: dict | None = None,
+                 schema=None):
+    """The source as a Spark DataFrame (see the module doc)."""
+    if is_dataframe(source):
+        return source
+    if is_table(spark, source):
+        return spark.table(source)
+    reader = spark.read.format(format)
+    if options:
+        reader = reader.options(**options)
+    if schema is not None:
+        reader = reader.schema(schema)
+    paths = [source] if isinstance(source, str) else [str(p) for p in source]
+    return reader.load(paths[0] if len(paths) == 1 else paths)
+
+
+def is_table(spark, source) -> bool:
+    """Whether ``source`` names a table of the session catalog (and no local path)."""
+    if not isinstance(source, str) or "/" in source or os.path.exists(source):
+        return False
+    try:
+        return bool(spark.catalog.tableExists(source))
+    except Exception:  # noqa: BLE001 - not a valid table name: a path
+        return False
+
+
+def listing(df) -> tuple[int, list[str]]:
+    """How many files Spark lists for a DataFrame read from files, and its roots (file keys)."""
+    if is_connect(df):
+        files = df.inputFiles()
+        loaded = _loaded_paths(df)
+        return len(files), [file_key(p) for p in loaded] if loaded else _common_root(files)
+    location = file_relation(df).relation().location()
+    paths = location.rootPaths()
+    roots = [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
+    return len(df._jdf.inputFiles()), roots  # one py4j call, not one per file
+
+
+def file_relation(df):
+    """The file relation (Catalyst's LogicalRelation) under a DataFrame read by Spark."""
+    plan = df._jdf.queryExecution().analyzed()
+    while plan.getClass().getSimpleName() != "LogicalRelation":
+        children = plan.children()
+        if children.size() != 1:
+            raise StatsError(_NOT_FILES)
+        plan = children.apply(0)
+    return plan
+
+
+def source_roots(spark, source):
+    """The source as ``pe.collect_stats`` reads it: the paths themselves, or a table's or
+    DataFrame's roots."""
+    if not is_dataframe(source) and not is_table(spark, source):
+        return source
+    return listing(source_frame(spark, source))[1]
+
+
+def _loaded_paths(df) -> list[str]:
+    """The paths a Connect DataFrame was loaded from (its plan's ``read`` of a data source),
+    or none (a table, or a plan that is not a plain read)."""
+    plan = df._plan
+    while plan is not None and type(plan).__name__ != "DataSource":
+        plan = getattr(plan, "_child", None)
+    return list(getattr(plan, "_paths", None) or [])
+
+
+def _common_root(files: list[str]) -> list[str]:
+    """The deepest folder holding every file (as a one-element list of file keys)."""
+    if not files:
+        raise StatsError(f"{_NOT_FILES}: Spark lists no files for this DataFrame")
+    folders = [file_key(f).rsplit("/", 1)[0].split("/") for f in files]
+    common = folders[0]
+    for parts in folders[1:]:
+        k = 0
+        while k < min(len(common), len(parts)) and common[k] == parts[k]:
+            k += 1
+        common = common[:k]
+    return ["/".join(common) or "/"]

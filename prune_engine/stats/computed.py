@@ -1,0 +1,172 @@
+"""Statistics computed from the column data, for chunks whose footers have none.
+
+Some writers leave columns without footer statistics: Spark's default timestamps are INT96,
+for which parquet-java writes no min/max; other writers skip statistics for some columns.
+``collect_stats(..., compute_missing=True)`` reads exactly those column chunks (only the
+containers and leaves whose min, max or null count the footer left unknown while the
+container holds rows) and computes their bounds and null counts, so that a filter on them
+prunes like any other.
+
+What is computed, per container and leaf (leaves inside lists and maps are left as they are):
+
+- min and max of the non-null values, as the footers would give them: NaN is ignored (a
+  container of NaN only keeps its bounds unknown), a zero bound widens to ``-0.0`` (min)
+  and ``+0.0`` (max);
+- the null count, counting rows where the leaf or a struct above it is null;
+- INT96 timestamps are read as microseconds (no overflow past 2262) and their bounds stored
+  in the statistics' type when they fit; values before 1900 keep the bounds unknown, since
+  readers disagree on them (Spark rebases INT96 from the Julian calendar and old zone
+  offsets, ``org.apache.spark.legacyINT96``).
+
+>>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
+>>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+>>> pq.write_table(pa.table({"x": [3, 1, None]}), path, write_statistics=False)
+>>> pe.collect_stats(path, progress=False).column("max_values").to_pylist()
+[{'x': None}]
+>>> pe.collect_stats(path, compute_missing=True, progress=False).column("max_values").to_pylist()
+[{'x': 3}]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from prune_engine.stats import layout
+
+#: INT96 values before this instant keep their bounds unknown (see the module doc)
+_INT96_FLOOR = dt.datetime(1900, 1, 1)
+
+
+def missing(table: pa.Table) -> dict[tuple[str, ...], np.ndarray]:
+    """Per row-value leaf, the containers whose min, max or null count is unknown while they
+    hold rows (None: a file whose footer was not read, left alone)."""
+    if layout.MIN_VALUES not in table.column_names or not table.num_rows:
+        return {}
+    rows = table.column(layout.NUM_RECORDS).to_numpy(zero_copy_only=False).astype(float)
+    read = rows > 0  # NaN (a file whose footer was not read) is not
+    out = {}
+    for path, _, element in layout.leaves(table.schema.field(layout.MIN_VALUES).type):
+        if element is not None:
+            continue
+        lo, hi, nulls = (_leaf(table.column(name), path)
+                         for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT))
+        unknown = np.zeros(table.num_rows, bool)
+        for leaf in (lo, hi, nulls):
+            unknown |= True if leaf is None else ~np.asarray(leaf.is_valid())
+        if nulls is not None:  # all-null containers have nothing to compute
+            unknown &= nulls.fill_null(-1).to_numpy(zero_copy_only=False) != rows
+        mask = unknown & read
+        if mask.any():
+            out[path] = mask
+    return out
+
+
+def compute_missing(table: pa.Table, filesystem=None, partitions=()) -> tuple[pa.Table, dict]:
+    """``table`` with the unknown statistics of :func:`missing` computed from the data, and
+    what was done: ``{"columns": [...], "containers": n}``."""
+    wanted = {p: m for p, m in missing(table).items() if p[0] not in set(partitions)}
+    if not wanted:
+        return table, {"columns": [], "containers": 0}
+    todo = np.zeros(table.num_rows, bool)
+    for mask in wanted.values():
+        todo |= mask
+    paths = table.column(layout.PATH).to_pylist()
+    groups = table.column(layout.ROW_GROUP).to_pylist() if layout.ROW_GROUP in \
+        table.column_names else [None] * table.num_rows
+    results: dict[tuple, dict[int, tuple]] = {p: {} for p in wanted}
+    opened: dict[str, Any] = {}
+    for row in np.flatnonzero(todo):
+        path, rg = paths[row], groups[row]
+        pf = opened.get(path)
+        if pf is None:
+            pf = opened[path] = pq.ParquetFile(path, filesystem=filesystem,
+                                               coerce_int96_timestamp_unit="us")
+        leaves = [p for p, m in wanted.items() if m[row] and p[0] in pf.schema_arrow.names]
+        tops = sorted({p[0] for p in leaves})
+        data = pf.read(tops) if rg is None else pf.read_row_group(rg, tops)
+        int96 = _int96_leaves(pf)
+        for leaf in leaves:
+            values = data.column(leaf[0]).combine_chunks()
+            if len(leaf) > 1:
+                values = pc.struct_field(values, list(leaf[1:]))
+            results[leaf][row] = _bounds(values, int96=leaf in int96)
+    out = table
+    for leaf, found in results.items():
+        out = _fill(out, leaf, found)
+    return out, {"columns": sorted(".".join(p) for p, r in results.items() if r),
+                 "containers": int(todo.sum())}
+
+
+def _int96_leaves(pf: pq.ParquetFile) -> set[tuple[str, ...]]:
+    schema = pf.schema
+    return {tuple(schema.column(i).path.split(".")) for i in range(len(schema))
+            if schema.column(i).physical_type == "INT96"}
+
+
+def _bounds(values: pa.Array, int96: bool) -> tuple:
+    """``(min, max, null count)`` of one chunk's values (None where unknown)."""
+    nulls = values.null_count
+    if len(values) == nulls:
+        return None, None, nulls
+    lo, hi = (s.as_py() for s in pc.min_max(values).values())
+    if isinstance(lo, float):
+        lo, hi = (None if math.isnan(v) else v for v in (lo, hi))
+        lo = -0.0 if lo == 0 else lo
+        hi = 0.0 if hi == 0 else hi
+    if int96 and lo is not None and lo < _INT96_FLOOR:
+        lo = hi = None
+    return lo, hi, nulls
+
+
+def _fill(table: pa.Table, path: tuple[str, ...], found: dict[int, tuple]) -> pa.Table:
+    """Set the computed values of ``path`` in the three statistics structs, where they were
+    unknown."""
+    for slot, name in enumerate((layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT)):
+        column = table.column(name).combine_chunks()
+        leaf = _leaf(column, path)
+        if leaf is None:
+            continue
+        values = leaf.to_pylist()
+        for row, computed in found.items():
+            if values[row] is None:
+                values[row] = _convert(computed[slot], leaf.type)
+        index = table.column_names.index(name)
+        table = table.set_column(index, table.field(name),
+                                 _with_leaf(column, path, pa.array(values, leaf.type)))
+    return table
+
+
+def _convert(value, type_: pa.DataType):
+    """``value`` as a value of ``type_``, or None when it does not fit exactly."""
+    if value is None:
+        return None
+    try:
+        return pa.scalar(value, type_).as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
+        return None
+
+
+def _leaf(column, path: tuple[str, ...]) -> pa.Array | None:
+    """The leaf ``path`` of a stats struct column (None when the struct lacks it)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    for name in path:
+        index = array.type.get_field_index(name)
+        if index < 0:
+            return None
+        array = array.field(index)
+    return array
+
+
+def _with_leaf(array: pa.StructArray, path: tuple[str, ...], values: pa.Array) -> pa.StructArray:
+    children = [array.field(i) for i in range(array.type.num_fields)]
+    index = array.type.get_field_index(path[0])
+    children[index] = values if len(path) == 1 else _with_leaf(children[index], path[1:], values)
+    mask = array.is_null() if array.null_count else None
+    return pa.StructArray.from_arrays(children, fields=list(array.type), mask=mask)
