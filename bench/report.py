@@ -407,6 +407,20 @@ def spark_first_call_table(others: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def spark_first_collect_table(others: list[dict]) -> str:
+    """A fresh session's first ``pes.collect_stats`` job, executors' numba cache cold and warm
+    (``test_executor_first_collect``)."""
+    rows = [o for o in others if o["group"] == "spark first collect"]
+    if not rows:
+        return ""
+    lines = ["| executors' numba cache | files | first statistics job | second job |",
+             "|---|---:|---:|---:|"]
+    for o in sorted(rows, key=lambda o: o["engine"]):
+        lines.append(f"| {o['engine']} | {o['files']:,} | {fmt_time(o['first_job_s'])} | "
+                     f"{fmt_time(o['second_job_s'])} |")
+    return "\n".join(lines)
+
+
 def spark_target_lines(others: list[dict]) -> list[str]:
     """Issue #9: >= 3x end to end on both queries, files scanned equal to the kept count."""
     out = []
@@ -420,6 +434,19 @@ def spark_target_lines(others: list[dict]) -> list[str]:
                        f"{ours['files_scanned']:,} files scanned, {ours['kept']:,} kept — "
                        f"{'PASS' if ok else 'MISS'}")
     return out
+
+
+def object_store_table(others: list[dict]) -> str:
+    """``bench/test_bench_object_store.py``: statistics of a lake on a local S3 API, files per
+    second, against pyarrow reading the same footers."""
+    rows = _group(others, "object store collect")
+    if not rows:
+        return ""
+    lines = ["| engine | files | threads | time | files/s |", "|---|---:|---:|---:|---:|"]
+    for o in rows:
+        lines.append(f"| {o['engine']} | {o['files']:,} | {o['threads']} | "
+                     f"{fmt_time(o['seconds'])} | {o['files'] / o['seconds']:,.0f} |")
+    return "\n".join(lines)
 
 
 #: bench/test_bench_spark_lake.py targets (issue #21): speed-ups over plain Spark on a lake
@@ -828,13 +855,15 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
         (f"## Delta and Iceberg: files kept by k IN (n values) ({stat} time per call)",
          tables_in_table(others)),
         ("## Targets (Delta and Iceberg)", "\n".join(tables_target_lines(others))),
+        (f"## Statistics from an S3 API on localhost ({stat})", object_store_table(others)),
         (f"## A lake Spark wrote, classic and Connect sessions ({stat})", lake_table(others)),
         ("## Targets (issue #21)", "\n".join(lake_target_lines(others))),
     ]
     parts += [part for title, table in bloom if table for part in (title, table)]
     first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),
              ("### numba kernels", jit_first_call_table(others)),
-             ("### Spark executors", spark_first_call_table(others))]
+             ("### Spark executors", spark_first_call_table(others)),
+             ("### Spark executors: the first statistics job", spark_first_collect_table(others))]
     if any(table for _, table in first):
         parts += ["## First-call costs (fresh process; none of them is in the numbers above)"]
         parts += [part for title, table in first if table for part in (title, table)]

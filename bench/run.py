@@ -80,6 +80,8 @@ PARTS = [
          "200 files (full: 2,000); the JIT first call; the Spark lake"),
     Part("tables", "bench/test_bench_tables.py", [], {"TABLES_BENCH_FILES": "200"},
          "a Delta and an Iceberg table of 200 files (full: 2,000)"),
+    Part("s3", "bench/test_bench_object_store.py", [], {"OBJECT_BENCH_FILES": "100"},
+         "100 files (full: 500)"),
     Part("lake", "bench/test_bench_spark_lake.py", [], {"SPARK_LAKE_BENCH_FILES": "200"},
          "200 files (full: 2,000)"),
     Part("spark", "bench/test_bench_spark.py", ["-k", "not executor_first_call and not collect"],

@@ -103,20 +103,25 @@ def test_duckdb_parquet_metadata(benchmark, rounds, lake):
 
 
 FIRST_CALL = """
-import io, time, pyarrow as pa, pyarrow.parquet as pq
-buf = io.BytesIO()
-pq.write_table(pa.table({"x": [1, 2]}), buf)
-path = __import__("tempfile").mktemp(suffix=".parquet")
-open(path, "wb").write(buf.getvalue())
+import os, tempfile, time, pyarrow as pa, pyarrow.parquet as pq
+files = FILES
+root = tempfile.mkdtemp()
+for k in range(files):
+    pq.write_table(pa.table({"x": [k, k + 1], "s": ["a", "b"], "f": [0.5, 1.5]}),
+                   os.path.join(root, f"f{k:04d}.parquet"))
 t = time.perf_counter()
 import prune_engine as pe
-pe.collect_stats(path, progress=False)
+pe.collect_stats(root, progress=False)
 print(time.perf_counter() - t)
 """
 
 
+@pytest.mark.parametrize("files", [1, 300])
 @pytest.mark.parametrize("cache", ["cold", "warm"])
-def test_first_call(benchmark, cache, tmp_path_factory):
+def test_first_call(benchmark, cache, files, tmp_path_factory):
+    """Import and the first collect_stats in a fresh process: with a cold numba cache the
+    footer kernels' Python twins answer while numba compiles beside (prune_engine._warm)."""
     benchmark.group = "collect first call"
-    measure(benchmark, FIRST_CALL, cache, "import + collect_stats of one file",
-            tmp_path_factory.getbasetemp() / "numba_cache_collect")
+    measure(benchmark, FIRST_CALL.replace("FILES", str(files)), cache,
+            f"import + collect_stats of {files} file{'s' if files > 1 else ''}",
+            tmp_path_factory.getbasetemp() / f"numba_cache_collect_{files}")

@@ -10,9 +10,15 @@
 ... })
 >>> pe.prune(stats, "x > 5").to_pylist()
 [False, True]
+
+A predicate (:data:`Predicate`) is SQL WHERE text, a builder expression (``pe.col("x") > 5``)
+or a ``pyarrow.compute.Expression``; the package ships its annotations (``py.typed``) for
+type checkers.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from prune_engine._lazy import lazy_loader as _lazy_loader
 from prune_engine.errors import (
@@ -28,7 +34,7 @@ from prune_engine.errors import (
     UnknownColumnError,
 )
 from prune_engine.expr.builder import col, lit
-from prune_engine.api import compile, explain, prune
+from prune_engine.api import Predicate, Source, compile, explain, prune
 from prune_engine.compiler.plan import PruningProgram
 from prune_engine.stats.table import StatsTable
 
@@ -37,8 +43,8 @@ __version__ = "0.1.0"
 __all__ = [
     # pruning
     "prune", "compile", "explain", "PruningProgram",
-    # expressions
-    "col", "lit",
+    # expressions, and the types the API accepts
+    "col", "lit", "Predicate", "Source",
     # reading
     "scan", "scan_batches",
     # statistics
@@ -49,6 +55,14 @@ __all__ = [
     "StatsError", "IndexCorruptError", "PatternError", "NgramError", "ColumnPathError",
     "ScanError",
 ]
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run)
+    from prune_engine.scanning.api import scan, scan_batches
+    from prune_engine.stats.collect import collect_stats, update_stats
+    from prune_engine.stats.delta import stats_from_delta
+    from prune_engine.stats.from_arrow import stats_from_arrow
+    from prune_engine.stats.iceberg import stats_from_iceberg
+    from prune_engine.stats.io import read_stats
 
 # heavier entry points load on first use, so that `import prune_engine` stays fast
 _LAZY = {

@@ -1,22 +1,47 @@
-"""The public entry points: ``prune``, ``compile``, ``explain``."""
+"""The public entry points: ``prune``, ``compile``, ``explain``, and the types of their inputs."""
 
 from __future__ import annotations
 
+import os as _os
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Literal as _Lit
+from typing import Sequence as _Sequence
+from typing import TypeAlias as _TypeAlias
+from typing import Union as _Union
 
 import pyarrow as pa
 
 from prune_engine.compiler.plan import PruningProgram, compile_predicate
+from prune_engine.expr.convert import ExprLike
 from prune_engine.stats.table import StatsTable, as_stats_table
 
+if _TYPE_CHECKING:
+    import pyarrow.dataset
+
+#: What every function that takes a predicate accepts (``expr``, ``where``): SQL WHERE text
+#: (``"x > 5 AND s LIKE 'ab%'"``), a builder expression (``pe.col("x") > 5``), an expression
+#: node, or a ``pyarrow.compute.Expression`` (``pc.field("x") > 5``).
+Predicate: _TypeAlias = ExprLike
+#: A statistics table: a :class:`StatsTable`, or a ``pyarrow.Table`` in the layout of DESIGN.md.
+Stats: _TypeAlias = _Union[StatsTable, pa.Table]
+#: Where Parquet files are (``source`` of ``scan`` and ``collect_stats``): a file, a directory
+#: (walked; Hive ``key=value`` folders are partitions), a glob, a list of paths, or a
+#: ``pyarrow.dataset.Dataset``.
+Source: _TypeAlias = _Union[str, _os.PathLike[str], _Sequence[_Union[str, _os.PathLike[str]]],
+                            "pyarrow.dataset.Dataset"]
+#: What to do with a container whose statistics are impossible (min > max, more nulls than
+#: rows): ``"raise"`` a :class:`~prune_engine.StatsError`, or ``"keep"`` it with a warning.
 OnInvalid = _Lit["raise", "keep"]
 
 
-def compile(expr, schema: pa.Schema | StatsTable | pa.Table | None) -> PruningProgram:  # noqa: A001
+def compile(expr: Predicate, schema: pa.Schema | StatsTable | pa.Table | None  # noqa: A001
+            ) -> PruningProgram:
     """Compile a predicate once against a statistics schema; reuse the plan on many tables.
 
-    ``expr`` is SQL WHERE text, a builder expression (``pe.col("x") > 5``) or a
-    ``pyarrow.compute.Expression``. ``schema`` is the statistics table's schema (or the table).
+    ``expr`` (a :data:`Predicate`) is SQL WHERE text, a builder expression
+    (``pe.col("x") > 5``) or a ``pyarrow.compute.Expression``. ``schema`` is the statistics
+    table's schema (or the table itself); with ``None`` no column is known, which is of use
+    only to check SQL text for syntax errors.
 
     >>> import pyarrow as pa, prune_engine as pe
     >>> stats = pa.table({"container": ["a"], "num_records": [1], "min_values": [{"x": 1}],
@@ -30,18 +55,39 @@ def compile(expr, schema: pa.Schema | StatsTable | pa.Table | None) -> PruningPr
     return compile_predicate(expr, schema)
 
 
-def prune(stats: StatsTable | pa.Table, expr, *, on_invalid: OnInvalid = "raise") -> pa.BooleanArray:
+def prune(stats: Stats, expr: Predicate, *, on_invalid: OnInvalid = "raise") -> pa.BooleanArray:
     """Keep-mask for every container: ``True`` where a row may match ``expr``, never null.
 
+    ``stats``: the statistics table, one row per container (a :class:`StatsTable` from
+    ``collect_stats`` / ``read_stats`` / ``stats_from_arrow``, or a ``pyarrow.Table`` in the
+    layout of DESIGN.md). ``expr`` (a :data:`Predicate`): SQL WHERE text
+    (``"x > 5 AND s LIKE 'ab%'"``, DuckDB/ANSI dialect), a builder expression
+    (``pe.col("x") > 5``), or a ``pyarrow.compute.Expression`` (``pc.field("x") > 5``).
+
     A container is pruned (``False``) only when its statistics prove that ``expr`` is FALSE or
-    NULL for every row. ``on_invalid="keep"`` treats containers with impossible statistics as
-    unknown (kept, with a warning) instead of raising :class:`~prune_engine.StatsError`.
+    NULL for every row; what the statistics cannot decide (unknown statistics, a function the
+    engine does not know) keeps. ``on_invalid="keep"`` treats containers with impossible
+    statistics as unknown (kept, with a warning) instead of raising
+    :class:`~prune_engine.StatsError`. A column the statistics do not describe is an
+    :class:`~prune_engine.UnknownColumnError`, malformed SQL an
+    :class:`~prune_engine.SqlParseError`.
+
+    >>> import pyarrow as pa, pyarrow.compute as pc, prune_engine as pe
+    >>> stats = pa.table({"container": ["a", "b"], "num_records": [10, 10],
+    ...                   "min_values": [{"x": 0}, {"x": 6}], "max_values": [{"x": 4}, {"x": 9}],
+    ...                   "null_count": [{"x": 0}, {"x": 0}]})
+    >>> pe.prune(stats, "x > 5").to_pylist()
+    [False, True]
+    >>> pe.prune(stats, pe.col("x") < 3).to_pylist()
+    [True, False]
+    >>> pe.prune(stats, pc.field("x") == 7).to_pylist()
+    [False, True]
     """
     stats = as_stats_table(stats)
     return _plan_for(stats, expr).evaluate(stats, on_invalid=on_invalid)
 
 
-def _plan_for(stats: StatsTable, expr) -> PruningProgram:
+def _plan_for(stats: StatsTable, expr: Predicate) -> PruningProgram:
     """The compiled plan of ``expr`` for this table, kept with the table's cached views."""
     if not isinstance(expr, str):
         return compile_predicate(expr, stats.schema)
@@ -52,8 +98,19 @@ def _plan_for(stats: StatsTable, expr) -> PruningProgram:
     return plan
 
 
-def explain(stats: StatsTable | pa.Table, expr, *, on_invalid: OnInvalid = "raise") -> pa.Table:
+def explain(stats: Stats, expr: Predicate, *, on_invalid: OnInvalid = "raise") -> pa.Table:
     """Per container: ``container``, ``keep``, and ``reason``: for a pruned container, the part
-    of the predicate (SQL text) that its statistics proved empty; null where kept."""
+    of the predicate (SQL text) that its statistics proved empty; null where kept.
+
+    ``stats``, ``expr`` and ``on_invalid`` are those of :func:`prune`, whose mask is the
+    ``keep`` column.
+
+    >>> import pyarrow as pa, prune_engine as pe
+    >>> stats = pa.table({"container": ["a", "b"], "num_records": [10, 10],
+    ...                   "min_values": [{"x": 0}, {"x": 6}], "max_values": [{"x": 4}, {"x": 9}],
+    ...                   "null_count": [{"x": 0}, {"x": 0}]})
+    >>> pe.explain(stats, "x > 5 OR x IS NULL").to_pylist()[0]
+    {'container': 'a', 'keep': False, 'reason': 'x > 5 OR x IS NULL'}
+    """
     stats = as_stats_table(stats)
     return _plan_for(stats, expr).explain(stats, on_invalid=on_invalid)

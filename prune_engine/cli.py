@@ -10,19 +10,28 @@ Conventions, the same for every command:
 
 - results go to stdout, fit for pipes: no colours; a progress bar only on stderr, and only when
   stderr is a terminal. A closed pipe (``| head``) ends the command quietly.
-- every error is ONE line on stderr, ``prune-engine: error: ...``, never a traceback; warnings
-  are one line too (``prune-engine: warning: ...``).
+- ``--format`` on every command that prints results: ``table`` for people (the default),
+  ``json`` (one object on one line), and where a listing fits ``csv`` (``prune``, ``explain``)
+  and ``paths`` (``prune``). ``--limit N`` bounds a listing: by default 20 rows in a table and
+  every row in ``json``, ``csv`` and ``paths``; ``--limit 0`` lists all.
+- ``--on-error skip`` (``stats``, ``scan``): an unreadable file is skipped, with a warning line
+  on stderr, and listed in the JSON's ``skipped_files``.
+- every error is ONE line on stderr, ``prune-engine: error: ...`` saying what and where, never a
+  traceback (an internal error too, unless ``PRUNE_ENGINE_TRACEBACK`` is set); warnings are one
+  line too (``prune-engine: warning: ...``).
 - exit codes: 0 done; 2 the command cannot run as given: a usage mistake, or input that
   prune_engine rejects (every :class:`~prune_engine.PruneEngineError`: a missing source,
   malformed SQL, an unknown column, a type mismatch, a file that is not a statistics file, an
-  output it cannot write), or ``bench`` outside a source checkout; 1 a failure outside
-  prune_engine while running (an operating-system error; ``bench`` passes the harness's code
-  on); 141 stdout was closed early (as for SIGPIPE); 130 interrupted.
+  output it cannot write, a missing optional dependency such as pyspark), or ``bench`` outside
+  a source checkout; 1 a failure outside prune_engine while running (an operating-system
+  error, an internal error; ``bench`` passes the harness's code on); 141 stdout was closed
+  early (as for SIGPIPE); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import subprocess
@@ -37,7 +46,12 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 EXIT_PIPE = 141
 EXIT_INTERRUPTED = 130
-FORMATS = ("table", "json", "paths")
+#: set (to anything) in the environment: an internal error shows its traceback
+TRACEBACK_VARIABLE = "PRUNE_ENGINE_TRACEBACK"
+#: the --format choices of each command that prints results (the first is the default)
+FORMATS = {"stats": ("table", "json"), "prune": ("table", "json", "csv", "paths"),
+           "explain": ("table", "json", "csv"), "scan": ("table", "json")}
+ON_ERROR = ("raise", "skip")
 
 
 class CommandError(Exception):
@@ -55,6 +69,41 @@ class _Parser(argparse.ArgumentParser):
         raise CommandError(f"{message} (see '{self.prog} --help')")
 
 
+# ------------------------------------------------------------------------------ output
+
+
+def _emit_json(obj) -> None:
+    """One JSON object on one line."""
+    print(json.dumps(obj))
+
+
+def _emit_csv(header: list[str], rows) -> None:
+    """RFC 4180 CSV (a header line, then the rows; ``None`` as an empty field)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
+def _limit(args, default: int | None) -> int | None:
+    """How many rows a listing shows: ``--limit N`` (0: all), else the format's default."""
+    if args.limit is None:
+        return default
+    return args.limit or None
+
+
+def _more(total: int, shown: int) -> None:
+    if shown < total:
+        print(f"... {total - shown} more (--limit 0 shows them all)")
+
+
+def _warn_skipped(skipped: list[dict]) -> None:
+    """Each skipped file as one warning line on stderr."""
+    for item in skipped:
+        error = " ".join(str(item["error"]).split())
+        text = error if error.startswith(item["path"]) else f"{item['path']}: {error}"
+        print(f"{PROG}: warning: skipped {text}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------ stats
 
 
@@ -65,10 +114,11 @@ def _stats(args) -> None:
     table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
     if table_format and (args.ngram or args.granularity == "row_group" or args.threads
                          or args.bloom is not None or args.dictionaries is not None
-                         or args.compute_missing):
+                         or args.compute_missing or args.on_error is not None):
         raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
                            "from the table's metadata: it takes --granularity file, and no "
-                           "--ngram, --bloom, --dictionaries, --compute-missing or --threads")
+                           "--ngram, --bloom, --dictionaries, --compute-missing, --threads or "
+                           "--on-error")
     if args.version is not None and not args.delta:
         raise CommandError("--version is a Delta table's version: it needs --delta")
     if args.delta:
@@ -80,23 +130,44 @@ def _stats(args) -> None:
                                  threads=args.threads,
                                  bloom=True if args.bloom == [] else args.bloom,
                                  dictionaries=True if args.dictionaries == []
-                                 else args.dictionaries, compute_missing=args.compute_missing)
+                                 else args.dictionaries, compute_missing=args.compute_missing,
+                                 on_error=args.on_error or "raise")
     stats.save(args.output)
-    took = f"{time.perf_counter() - started:.2f} s"
+    seconds = time.perf_counter() - started
+    skipped = list(stats.metadata.get("skipped_files") or [])
+    bloom = stats.metadata.get("bloom")
+    computed = stats.metadata.get("computed")
+    granularity = "file" if table_format else args.granularity
+    summary = {
+        "output": str(args.output),
+        "source": args.source,
+        "source_format": "delta" if args.delta else "iceberg" if args.iceberg else "parquet",
+        "granularity": granularity,
+        "containers": stats.num_rows,
+        "files": stats.num_rows if table_format else len(stats.metadata.get("files") or {}),
+        "seconds": round(seconds, 3),
+        "skipped_files": skipped,
+        "bloom_bytes_read": bloom["bytes_read"] if bloom else None,
+        "computed": computed or None,
+    }
+    _warn_skipped(skipped)
+    if args.format == "json":
+        _emit_json(summary)
+        return
+    took = f"{seconds:.2f} s"
     if table_format:
         print(f"{stats.num_rows} containers (files) from the {table_format} in {took}, "
               f"saved to {args.output}")
         return
-    files = len(stats.metadata.get("files") or {})
     noun = "row groups" if args.granularity == "row_group" else "files"
-    bloom = stats.metadata.get("bloom")
     extra = f", {bloom['bytes_read']:,} bytes of Bloom filters" if bloom else ""
-    computed = stats.metadata.get("computed")
     if computed and computed["columns"]:
         extra += (f", statistics of {', '.join(computed['columns'])} computed from the data of "
                   f"{computed['containers']} containers")
-    print(f"{stats.num_rows} containers ({noun}) of {files} files in {took}{extra}, saved to "
-          f"{args.output}")
+    if skipped:
+        extra += f", {len(skipped)} unreadable files skipped (their containers always kept)"
+    print(f"{stats.num_rows} containers ({noun}) of {summary['files']} files in {took}{extra}, "
+          f"saved to {args.output}")
 
 
 def _iceberg_catalog(name: str):
@@ -164,17 +235,48 @@ def prune_report(stats, sql: str) -> dict:
 def _prune(args) -> None:
     import prune_engine as pe
 
-    report = prune_report(pe.read_stats(args.stats), args.sql)
+    stats = pe.read_stats(args.stats)
+    report = prune_report(stats, args.sql)
     if args.format == "json":
-        print(json.dumps(report))
+        limit = _limit(args, None)
+        if limit is not None:  # the counts still say how many there are
+            report["kept_paths"] = report["kept_paths"][:limit]
+            report["kept_containers"] = report["kept_containers"][:limit]
+        _emit_json(report)
     elif args.format == "paths":
-        for path in report["kept_paths"]:
+        for path in report["kept_paths"][:_limit(args, None)]:
             print(path)
+    elif args.format == "csv":
+        _emit_csv(["path", "kept", "containers", "containers_kept", "bytes"],
+                  [[p, "true" if k else "false", n, c, b]
+                   for p, k, n, c, b in _prune_files(stats, args.sql)[:_limit(args, None)]])
     else:
-        _print_prune_table(report)
+        _print_prune_table(report, _limit(args, 20))
 
 
-def _print_prune_table(r: dict) -> None:
+def _prune_files(stats, sql: str) -> list[list]:
+    """One row per file, in the order the statistics first list them: its path, whether it is
+    read, its containers and how many of them are kept, its recorded size (None: unknown)."""
+    import numpy as np
+
+    import prune_engine as pe
+    from prune_engine.stats import layout
+    from prune_engine.stats.table import as_stats_table
+
+    stats = as_stats_table(stats)
+    mask = np.asarray(pe.prune(stats, sql).to_numpy(zero_copy_only=False), bool)
+    paths, kept = stats.files_kept(mask)
+    name = layout.PATH if layout.PATH in stats.table.column_names else layout.CONTAINER
+    where = {p: i for i, p in enumerate(paths)}
+    index = np.array([where[p] for p in stats.column(name).to_pylist()], np.int64)
+    total = np.bincount(index, minlength=len(paths))
+    kept_count = np.bincount(index, weights=mask, minlength=len(paths)).astype(np.int64)
+    recorded = stats.metadata.get("files") or {}
+    return [[p, bool(k), int(t), int(c), (recorded.get(p) or [None])[0]]
+            for p, k, t, c in zip(paths, kept, total, kept_count)]
+
+
+def _print_prune_table(r: dict, limit: int | None) -> None:
     total, kept = r["containers_total"], r["containers_kept"]
     pruned = 100 * (1 - kept / total) if total else 0.0
     print(f"kept {kept} of {total} containers ({pruned:.0f}% pruned), "
@@ -189,8 +291,10 @@ def _print_prune_table(r: dict) -> None:
         print(f"skipped {skipped} files whole: {_size(r['bytes_skipped'])} of "
               f"{_size(r['bytes_total'])} (file sizes recorded with the statistics{inside})")
     print("kept paths:" if r["kept_paths"] else "kept paths: none")
-    for path in r["kept_paths"]:
+    shown = r["kept_paths"][:limit]
+    for path in shown:
         print(f"  {path}")
+    _more(len(r["kept_paths"]), len(shown))
 
 
 def _size(n: int) -> str:
@@ -214,23 +318,38 @@ def _explain(args) -> None:
     keep = report.column("keep").to_pylist()
     reasons = report.column("reason").to_pylist()
     pruned = [(c, r) for c, k, r in zip(containers, keep, reasons) if not k]
-    print(f"pruned {len(pruned)} of {len(containers)} containers"
-          + (", because the statistics prove empty:" if pruned else ""))
     counts: dict[str, int] = {}
     for _, reason in pruned:
         counts[reason or "?"] = counts.get(reason or "?", 0) + 1
-    for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+    counted = sorted(counts.items(), key=lambda kv: -kv[1])
+    rows = [(c, k, r) for c, k, r in zip(containers, keep, reasons) if args.all or not k]
+    if args.format == "json":
+        shown = rows[:_limit(args, None)]
+        _emit_json({
+            "predicate": args.sql,
+            "containers_total": len(containers),
+            "containers_pruned": len(pruned),
+            "reasons": dict(counted),
+            "containers": [{"container": c, "keep": k, "reason": r} for c, k, r in shown],
+            "containers_omitted": len(rows) - len(shown),
+        })
+        return
+    if args.format == "csv":
+        _emit_csv(["container", "keep", "reason"],
+                  [[c, "true" if k else "false", r] for c, k, r in rows[:_limit(args, None)]])
+        return
+    print(f"pruned {len(pruned)} of {len(containers)} containers"
+          + (", because the statistics prove empty:" if pruned else ""))
+    for reason, count in counted:
         print(f"  {count:6d}  {reason}")
-    rows = [("keep" if k else "prune", c, r or ("may match" if k else "?"))
-            for c, k, r in zip(containers, keep, reasons) if args.all or not k]
-    shown = rows if args.limit == 0 else rows[:args.limit]
+    shown = [("keep" if k else "prune", c, r or ("may match" if k else "?"))
+             for c, k, r in rows[:_limit(args, 20)]]
     if shown:
         print()
         width = max(len(c) for _, c, _ in shown)
         for verdict, container, reason in shown:
             print(f"{verdict:<5}  {container:<{width}}  {reason}")
-    if len(shown) < len(rows):
-        print(f"... {len(rows) - len(shown)} more (--limit 0 shows them all)")
+    _more(len(rows), len(shown))
 
 
 # ------------------------------------------------------------------------------ scan
@@ -244,15 +363,61 @@ def _scan(args) -> None:
 
     started = time.perf_counter()
     stats = pe.read_stats(args.stats) if args.stats else None
-    table, summary = pe.scan(args.source, where=args.where, columns=args.columns, stats=stats,
-                             flatten=args.flatten, return_summary=True)
+    (table, summary), skipped = _scan_skipping(
+        lambda source: pe.scan(source, where=args.where, columns=args.columns, stats=stats,
+                               flatten=args.flatten, return_summary=True),
+        args.source, args.on_error == "skip")
     try:
         pq.write_table(table, args.output)
     except (OSError, pa.ArrowException) as e:
         raise pe.ScanError(f"{args.output}: cannot write the result: {e}") from None
+    seconds = time.perf_counter() - started
+    _warn_skipped(skipped)
+    if args.format == "json":
+        _emit_json({"output": str(args.output), "rows": table.num_rows,
+                    "files_total": summary.files_total + len(skipped),
+                    "files_read": summary.files_read,
+                    "row_groups_total": summary.row_groups_total,
+                    "row_groups_read": summary.row_groups_read, "seconds": round(seconds, 3),
+                    "skipped_files": skipped})
+        return
+    also = f", {len(skipped)} unreadable files skipped" if skipped else ""
     print(f"wrote {table.num_rows} rows to {args.output}; read {summary.row_groups_read} of "
           f"{summary.row_groups_total} row groups in {summary.files_read} of "
-          f"{summary.files_total} files ({time.perf_counter() - started:.2f} s)")
+          f"{summary.files_total + len(skipped)} files{also} ({seconds:.2f} s)")
+
+
+#: the ``ScanError`` messages of a file that cannot be read (``--on-error skip`` skips it)
+_UNREADABLE = ("not a readable Parquet file", "no Arrow schema for its Parquet schema",
+               "cannot read row groups")
+
+
+def _scan_skipping(scan, source, skip: bool):
+    """``scan(source)``, and the files skipped: with ``skip``, a file that cannot be read
+    (its footer, or a row group's pages) is left out of the source and the scan runs again
+    on the rest (``pe.scan`` plans before it reads, so each unreadable file costs one more
+    pass over the footers)."""
+    from prune_engine.errors import ScanError
+
+    skipped: list[dict] = []
+    files = None
+    while True:
+        try:
+            return scan(source if files is None else files), skipped
+        except ScanError as e:
+            if not skip or e.path is None or not any(m in str(e) for m in _UNREADABLE):
+                raise
+            if files is None:
+                from prune_engine.stats.listing import list_source
+
+                files = [f.path for f in list_source(source).files]
+            if e.path not in files:
+                raise
+            files.remove(e.path)
+            skipped.append({"path": e.path, "error": _one_line(e)})
+            if not files:
+                raise ScanError(f"every file of {source} is unreadable; the first: "
+                                f"{skipped[0]['error']}", skipped[0]["path"]) from None
 
 
 def column_paths(text: str) -> list[str]:
@@ -335,6 +500,11 @@ def _count(text: str) -> int:
     return value
 
 
+def _format(parser: argparse.ArgumentParser, command: str, help: str) -> None:
+    choices = FORMATS[command]
+    parser.add_argument("--format", choices=choices, default=choices[0], help=help)
+
+
 def _command(sub, name: str, help: str, example: str, run) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
                             epilog=f"example:\n{example}",
@@ -353,11 +523,17 @@ def build_parser() -> argparse.ArgumentParser:
   prune-engine stats lake/ -o stats.parquet --ngram url
   prune-engine prune stats.parquet "country = 'IS' AND amount > 900"
   prune-engine prune stats.parquet "amount > 900" --format paths | xargs ls -l
+  prune-engine explain stats.parquet "amount > 900" --format json | jq .reasons
   prune-engine scan lake/ --where "amount > 900" --columns ts,client.os -o out.parquet
 
+output: --format table (for people, the default) | json (one object on one line) | csv
+(prune, explain) | paths (prune); --limit N bounds a listing (0: all). See each command's
+--help for the fields.
+
 exit codes: 0 done; 2 the command cannot run as given (a usage mistake, or input prune_engine
-rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure while running
-(an operating-system error); 141 the output pipe was closed. Errors are one line on stderr.""")
+rejects: a missing file, malformed SQL, an unknown column, a missing optional package, ...);
+1 a failure while running (an operating-system error, an internal error); 141 the output
+pipe was closed. Errors are one line on stderr.""")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = _command(sub, "stats", "collect the statistics of a Parquet lake and save them",
@@ -366,7 +542,8 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                  "\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
                  "march.parquet --granularity file\n  prune-engine stats warehouse/events -o "
                  "events.parquet --granularity file --delta\n  prune-engine stats db.events -o "
-                 "events.parquet --granularity file --iceberg prod", _stats)
+                 "events.parquet --granularity file --iceberg prod\n  prune-engine stats lake/ -o "
+                 "stats.parquet --on-error skip --format json", _stats)
     p.add_argument("source", metavar="SOURCE",
                    help="a Parquet file, a directory (Hive key=value folders are partitions) "
                         "or a glob; with --delta a Delta table, with --iceberg a table name")
@@ -397,34 +574,55 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                              "per-file statistics from its manifests")
     p.add_argument("--version", type=_count, metavar="N",
                    help="with --delta: the table version (default: the latest)")
+    p.add_argument("--on-error", choices=ON_ERROR, default=None,
+                   help="an unreadable file: raise: an error (default); skip: a warning on "
+                        "stderr, the file listed in the JSON's skipped_files and in the "
+                        "statistics (metadata), its containers with unknown statistics "
+                        "(always kept)")
+    _format(p, "stats", "table: one line for people (default); json: one object (output, "
+            "source, source_format, granularity, containers, files, seconds, skipped_files "
+            "[{path, error}], bloom_bytes_read, computed)")
 
     p = _command(sub, "prune", "the containers and files a predicate keeps",
                  "  prune-engine prune stats.parquet \"country = 'IS' AND amount > 900\"\n"
                  "  prune-engine prune stats.parquet \"url LIKE '%/gift-card/%'\" --format "
-                 "paths | xargs ls -l", _prune)
+                 "paths | xargs ls -l\n  prune-engine prune stats.parquet \"amount > 900\" "
+                 "--format csv > files.csv", _prune)
     p.add_argument("stats", metavar="STATS", help="a statistics file (prune-engine stats -o)")
     p.add_argument("sql", metavar="SQL", help="a SQL WHERE predicate")
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="table: for people (default); json: one object (containers_total, "
-                        "containers_kept, files_total, files_kept, bytes_total, bytes_skipped "
-                        "(null: not recorded), kept_paths, kept_containers); paths: one kept "
-                        "file per line")
+    _format(p, "prune", "table: for people (default); json: one object (predicate, "
+            "containers_total, containers_kept, files_total, files_kept, bytes_total, "
+            "bytes_skipped (null: not recorded), kept_paths, kept_containers); csv: one row "
+            "per file (path, kept, containers, containers_kept, bytes); paths: one kept file "
+            "per line")
+    p.add_argument("--limit", type=_count, default=None, metavar="N",
+                   help="list at most N files (table: default 20; json: at most N kept_paths "
+                        "and kept_containers, the counts stay whole; csv, paths: default all; "
+                        "0: all)")
 
     p = _command(sub, "explain", "per container: kept or pruned, and the part of the "
                  "predicate its statistics proved empty",
                  "  prune-engine explain stats.parquet \"country = 'IS' AND amount > 900\" "
-                 "--limit 5", _explain)
+                 "--limit 5\n  prune-engine explain stats.parquet \"amount > 900\" --all "
+                 "--format csv > containers.csv", _explain)
     p.add_argument("stats", metavar="STATS", help="a statistics file (prune-engine stats -o)")
     p.add_argument("sql", metavar="SQL", help="a SQL WHERE predicate")
     p.add_argument("--all", action="store_true",
                    help="list the kept containers too (default: only the pruned)")
-    p.add_argument("--limit", type=_count, default=20, metavar="N",
-                   help="list at most N containers (default 20; 0: all)")
+    p.add_argument("--limit", type=_count, default=None, metavar="N",
+                   help="list at most N containers (table: default 20; json, csv: default "
+                        "all; 0: all)")
+    _format(p, "explain", "table: for people (default); json: one object (predicate, "
+            "containers_total, containers_pruned, reasons {reason: count}, containers "
+            "[{container, keep, reason}], containers_omitted by --limit); csv: container, "
+            "keep, reason (empty where kept)")
 
     p = _command(sub, "scan", "read the matching rows of the kept row groups into a Parquet "
                  "file, only the columns asked for",
                  "  prune-engine scan lake/ --where \"amount > 900\" --columns ts,client.os,"
-                 "items.price \\\n      -o out.parquet --stats stats.parquet", _scan)
+                 "items.price \\\n      -o out.parquet --stats stats.parquet\n  prune-engine "
+                 "scan lake/ --where \"amount > 900\" -o out.parquet --on-error skip --format "
+                 "json", _scan)
     p.add_argument("source", metavar="SOURCE",
                    help="a Parquet file, a directory (Hive key=value folders are partitions) "
                         "or a glob")
@@ -437,6 +635,13 @@ rejects: a missing file, malformed SQL, an unknown column, ...); 1 a failure whi
                    help="statistics to prune with (default: read from the footers now)")
     p.add_argument("--flatten", action="store_true",
                    help="one top-level column per path (a_b_c) instead of nested structs")
+    p.add_argument("--on-error", choices=ON_ERROR, default="raise",
+                   help="an unreadable file (footer or pages): raise: an error (default); "
+                        "skip: a warning on stderr, listed in the JSON's skipped_files, and "
+                        "the rows of the other files")
+    _format(p, "scan", "table: one line for people (default); json: one object (output, rows, "
+            "files_total, files_read, row_groups_total, row_groups_read, seconds, "
+            "skipped_files [{path, error}])")
 
     p = _command(sub, "demo", "generate a lake, collect statistics, prune and scan a few "
                  "queries", "  prune-engine demo --dir demo-lake/", _demo)
@@ -505,6 +710,16 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(_one_line(e), EXIT_FAILURE)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
+    except ImportError as e:  # an optional dependency that no prune_engine check caught
+        if (e.name or "").startswith("prune_engine") or os.environ.get(TRACEBACK_VARIABLE):
+            raise
+        return _fail(f"a Python package this command needs is not installed: {_one_line(e)}",
+                     EXIT_USAGE)
+    except Exception as e:  # a bug in prune_engine or below it: still one line
+        if os.environ.get(TRACEBACK_VARIABLE):
+            raise
+        return _fail(f"internal error: {type(e).__name__}: {_one_line(e)} (a bug: please "
+                     f"report it; {TRACEBACK_VARIABLE}=1 shows the traceback)", EXIT_FAILURE)
 
 
 def _discard_stdout() -> None:

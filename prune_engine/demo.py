@@ -162,15 +162,50 @@ SPARK_CAMPAIGN = [1_000, 1_001, 60_250, 60_251, 91_000]
 
 
 def run_spark_demo(root: Path | None = None, out=sys.stdout) -> None:
-    """The Spark pipeline on the generated lake (see the module doc)."""
+    """The Spark pipeline on the generated lake (see the module doc). Without pyspark, or
+    without a Java that can start Spark, a
+    :class:`~prune_engine.errors.MissingDependencyError` that says what to install."""
+    _spark_session_class()  # before a temporary lake is made
     with _lake_dir(root) as lake:
         _run_spark_demo(lake, out)
+
+
+def _spark_session_class():
+    """pyspark's ``SparkSession``, or a :class:`~prune_engine.errors.MissingDependencyError`
+    saying how to install it."""
+    from prune_engine.errors import MissingDependencyError
+
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise MissingDependencyError(
+            f"the Spark demo needs pyspark, which cannot be imported ({e}): pip install "
+            "'prune_engine[spark]' (and Java 17)", package="pyspark") from None
+    return SparkSession
+
+
+def _local_session(SparkSession):
+    """A ``local[2]`` session for the demo; a Spark that cannot start (no Java, a Java that is
+    too old) is a :class:`~prune_engine.errors.MissingDependencyError` in one line."""
+    from prune_engine.errors import MissingDependencyError
+
+    try:
+        return (SparkSession.builder.master("local[2]").appName("prune_engine-demo")
+                .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    except Exception as e:  # pyspark raises its own types (PySparkRuntimeError, Py4JError)
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise MissingDependencyError(f"cannot start a local Spark session: {first} (the Spark "
+                                     "demo needs Java 17: java on PATH or JAVA_HOME)",
+                                     package="java") from None
 
 
 def _run_spark_demo(root: Path, out) -> None:
     import os
 
-    from pyspark.sql import SparkSession
+    SparkSession = _spark_session_class()  # before the lake is written: fail fast
 
     import prune_engine.spark as pes
 
@@ -178,10 +213,7 @@ def _run_spark_demo(root: Path, out) -> None:
     make_lake(root)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Spark's workers: this Python
     t0 = time.perf_counter()
-    spark = (SparkSession.builder.master("local[2]").appName("prune_engine-demo")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = _local_session(SparkSession)
     spark.sparkContext.setLogLevel("ERROR")
     write(f"local Spark {spark.version} session ({time.perf_counter() - t0:.1f} s)")
     try:

@@ -7,6 +7,8 @@ structured fields that tests and callers can read instead of parsing the message
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Sequence
 
 
@@ -75,6 +77,42 @@ class StatsError(PruneEngineError, ValueError):
         self.column = column
         self.containers = list(containers)
         super().__init__(message)
+
+
+class StatsFileNotFoundError(StatsError, FileNotFoundError):
+    """A statistics file that is not there; ``path`` (and ``filename``, as for any
+    ``FileNotFoundError``) names it.
+
+    >>> import prune_engine as pe
+    >>> try:
+    ...     pe.read_stats("nope.parquet")
+    ... except FileNotFoundError as e:
+    ...     (e.path, str(e))
+    ('nope.parquet', 'nope.parquet: no such statistics file')
+    """
+
+    def __init__(self, path: str):
+        super().__init__(f"{path}: no such statistics file", containers=[path])
+        self.path = self.filename = path
+        self.errno, self.strerror = errno.ENOENT, os.strerror(errno.ENOENT)
+
+    def __str__(self) -> str:  # OSError would print "[Errno 2] ..."
+        return self.args[0]
+
+
+class MissingDependencyError(PruneEngineError, ImportError):
+    """An optional dependency that a feature needs is not installed (or cannot start, as
+    Spark without Java); ``package`` names it and the message says how to install it.
+
+    >>> e = MissingDependencyError("spark-demo needs pyspark: pip install 'prune_engine[spark]'",
+    ...                            package="pyspark")
+    >>> e.package
+    'pyspark'
+    """
+
+    def __init__(self, message: str, package: str):
+        super().__init__(message, name=package)
+        self.package = package
 
 
 class IndexCorruptError(PruneEngineError, ValueError):

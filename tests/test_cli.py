@@ -413,3 +413,284 @@ def test_closed_pipe_ends_quietly(stats_file):
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == cli.EXIT_PIPE
     assert err == b"", "no BrokenPipeError traceback"
+
+
+# ------------------------------------------------------------------------------ formats (#22)
+
+
+@pytest.fixture(scope="module")
+def bad_lake(lake, tmp_path_factory):
+    """The lake with one file that is not Parquet (a truncated upload, say)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("bad") / "lake"
+    shutil.copytree(lake, root)
+    broken = sorted(root.rglob("*.parquet"))[2]
+    broken.write_bytes(b"PAR1 not parquet at all")
+    return root, str(broken)
+
+
+@pytest.mark.parametrize("command, formats", [("stats", "table,json"),
+                                              ("prune", "table,json,csv,paths"),
+                                              ("explain", "table,json,csv"),
+                                              ("scan", "table,json")])
+def test_help_documents_the_formats(capsys, command, formats):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and f"--format {{{formats}}}" in out
+    help_text = " ".join(out.split())
+    for name in formats.split(","):
+        assert f"{name}:" in help_text, f"{command} --help says what --format {name} prints"
+    if command in ("stats", "scan"):
+        assert "--on-error {raise,skip}" in out and "skipped_files" in help_text
+
+
+def test_prune_csv_is_one_row_per_file(stats_file, capsys):
+    import csv
+    import io
+
+    sql = "day = DATE '2024-03-02' AND country = 'IS'"
+    stats = pe.read_stats(stats_file)
+    code, out, err = run(capsys, "prune", stats_file, sql, "--format", "csv")
+    assert code == 0 and err == ""
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["path", "kept", "containers", "containers_kept", "bytes"]
+    assert [r["path"] for r in rows] == list(dict.fromkeys(stats.column("path").to_pylist()))
+    kept = kept_paths(stats, sql)
+    assert [r["path"] for r in rows if r["kept"] == "true"] == kept
+    assert all(r["kept"] in ("true", "false") for r in rows)
+    mask = pe.prune(stats, sql).to_pylist()
+    for r in rows:
+        mine = [k for p, k in zip(stats.column("path").to_pylist(), mask) if p == r["path"]]
+        assert (int(r["containers"]), int(r["containers_kept"])) == (len(mine), sum(mine))
+        assert int(r["bytes"]) == os.path.getsize(r["path"]), "the size recorded on disk"
+
+
+def test_prune_limit(stats_file, capsys):
+    sql = "amount > 1"  # keeps every file
+    _, out, _ = run(capsys, "prune", stats_file, sql, "--limit", "2")
+    lines = out.splitlines()
+    assert [line.strip() for line in lines[3:5]] == kept_paths(pe.read_stats(stats_file), sql)[:2]
+    assert lines[5:] == ["... 4 more (--limit 0 shows them all)"]
+    _, out, _ = run(capsys, "prune", stats_file, sql, "--format", "paths", "--limit", "3")
+    assert out.splitlines() == kept_paths(pe.read_stats(stats_file), sql)[:3], "as | head -3"
+    _, out, _ = run(capsys, "prune", stats_file, sql, "--format", "json", "--limit", "1")
+    report = json.loads(out)
+    assert len(report["kept_paths"]) == 1 and len(report["kept_containers"]) == 1
+    assert report["files_kept"] == 6 and report["containers_kept"] == 24, "counts stay whole"
+    _, out, _ = run(capsys, "prune", stats_file, sql, "--format", "csv", "--limit", "0")
+    assert len(out.splitlines()) == 7, "a header and every file"
+
+
+def test_prune_table_lists_at_most_20_paths_by_default(tmp_path, capsys):
+    path = tmp_path / "many.parquet"
+    n = 25
+    pe.StatsTable(pa.table({
+        "container": [f"f{i}" for i in range(n)], "num_records": [1] * n,
+        "min_values": [{"x": i} for i in range(n)], "max_values": [{"x": i} for i in range(n)],
+        "null_count": [{"x": 0}] * n})).save(path)
+    _, out, _ = run(capsys, "prune", path, "x >= 0")
+    assert [line for line in out.splitlines() if line.startswith("  ")] == \
+        [f"  f{i}" for i in range(20)]
+    assert out.splitlines()[-1] == "... 5 more (--limit 0 shows them all)"
+    _, out, _ = run(capsys, "prune", path, "x >= 0", "--format", "paths")
+    assert out.splitlines() == [f"f{i}" for i in range(n)], "scripts get every path"
+
+
+def test_explain_json_agrees_with_pe_explain(stats_file, capsys):
+    sql = "country = 'IS' AND amount > 400"
+    expected = pe.explain(pe.read_stats(stats_file), sql).to_pylist()
+    code, out, err = run(capsys, "explain", stats_file, sql, "--format", "json")
+    assert code == 0 and err == "" and out.count("\n") == 1, "one object on one line"
+    report = json.loads(out)
+    pruned = [r for r in expected if not r["keep"]]
+    assert report["predicate"] == sql and report["containers_total"] == len(expected)
+    assert report["containers_pruned"] == len(pruned)
+    assert report["containers"] == pruned, "the pruned containers, every one, with reasons"
+    assert report["containers_omitted"] == 0
+    assert sum(report["reasons"].values()) == len(pruned)
+    _, out, _ = run(capsys, "explain", stats_file, sql, "--format", "json", "--all", "--limit",
+                    "5")
+    report = json.loads(out)
+    assert report["containers"] == expected[:5] and report["containers_omitted"] == 19
+
+
+def test_explain_csv(stats_file, capsys):
+    import csv
+    import io
+
+    sql = "country = 'IS'"
+    expected = pe.explain(pe.read_stats(stats_file), sql).to_pylist()
+    code, out, _ = run(capsys, "explain", stats_file, sql, "--format", "csv", "--all")
+    rows = list(csv.reader(io.StringIO(out)))
+    assert code == 0 and rows[0] == ["container", "keep", "reason"]
+    assert rows[1:] == [[r["container"], "true" if r["keep"] else "false", r["reason"] or ""]
+                        for r in expected]
+
+
+def test_stats_json(lake, tmp_path, capsys):
+    out_file = tmp_path / "s.parquet"
+    code, out, err = run(capsys, "stats", lake, "-o", out_file, "--granularity", "file",
+                         "--format", "json")
+    assert code == 0 and err == "" and out.count("\n") == 1
+    summary = json.loads(out)
+    assert summary["output"] == str(out_file) and summary["source_format"] == "parquet"
+    assert (summary["containers"], summary["files"], summary["granularity"]) == (6, 6, "file")
+    assert summary["skipped_files"] == [] and summary["bloom_bytes_read"] is None
+    assert summary["seconds"] >= 0
+
+
+def test_stats_on_error(bad_lake, tmp_path, capsys):
+    root, broken = bad_lake
+    out_file = tmp_path / "s.parquet"
+    code, out, err = run(capsys, "stats", root, "-o", out_file)
+    assert code == 2 and out == "" and err.count("\n") == 1, "raise: the default"
+    assert err.startswith(f"prune-engine: error: {broken}: ") and "Traceback" not in err
+    code, out, err = run(capsys, "stats", root, "-o", out_file, "--on-error", "skip",
+                         "--format", "json")
+    assert code == 0
+    summary = json.loads(out)
+    assert [s["path"] for s in summary["skipped_files"]] == [broken]
+    assert err.splitlines() == [f"prune-engine: warning: skipped {broken}: "
+                                + summary["skipped_files"][0]["error"].split(": ", 1)[1]]
+    stats = pe.read_stats(out_file)
+    assert stats.metadata["skipped_files"] == summary["skipped_files"]
+    assert pe.prune(stats, "amount < 0").to_pylist().count(True) == 1, \
+        "the skipped file's container has unknown statistics: always kept"
+    _, out, err = run(capsys, "stats", root, "-o", out_file, "--on-error", "skip")
+    assert "1 unreadable files skipped" in out and err.count("\n") == 1
+
+
+def test_on_error_needs_parquet_footers(lake, tmp_path, capsys):
+    code, _, err = run(capsys, "stats", lake, "-o", tmp_path / "s.parquet", "--granularity",
+                       "file", "--delta", "--on-error", "skip")
+    assert code == 2 and "no --ngram, --bloom" in err and "--on-error" in err
+
+
+def test_scan_json(lake, stats_file, tmp_path, capsys):
+    out_file = tmp_path / "o.parquet"
+    sql = "country = 'IS' AND amount > 100"
+    code, out, err = run(capsys, "scan", lake, "--where", sql, "--stats", stats_file, "-o",
+                         out_file, "--format", "json")
+    assert code == 0 and err == ""
+    summary = json.loads(out)
+    table, expected = pe.scan(lake, where=sql, stats=pe.read_stats(stats_file),
+                              return_summary=True)
+    assert summary["rows"] == table.num_rows == pq.read_table(out_file).num_rows
+    assert (summary["files_total"], summary["files_read"], summary["row_groups_total"],
+            summary["row_groups_read"]) == (expected.files_total, expected.files_read,
+                                            expected.row_groups_total, expected.row_groups_read)
+    assert summary["skipped_files"] == [] and summary["output"] == str(out_file)
+
+
+@pytest.mark.parametrize("where", [None, "amount > 400"])
+def test_scan_on_error(bad_lake, tmp_path, capsys, where):
+    root, broken = bad_lake
+    out_file = tmp_path / "o.parquet"
+    argv = ["scan", root, "-o", out_file, "--columns", "user_id,amount"]
+    argv += ["--where", where] if where else []
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1, "raise: the default"
+    assert err.startswith(f"prune-engine: error: {broken}: not a readable Parquet file")
+    code, out, err = run(capsys, *argv, "--on-error", "skip", "--format", "json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert [s["path"] for s in summary["skipped_files"]] == [broken]
+    assert err.startswith(f"prune-engine: warning: skipped {broken}: ") and err.count("\n") == 1
+    good = [str(p) for p in sorted(root.rglob("*.parquet")) if str(p) != broken]
+    expected = pe.scan(good, where=where, columns=["user_id", "amount"])
+    assert pq.read_table(out_file).equals(expected), "the rows of every other file"
+    assert summary["files_total"] == 6, "the skipped file is one of the source's"
+    if where is None:
+        assert summary["files_read"] == 5
+    assert summary["rows"] == expected.num_rows
+
+
+# -------------------------------------------------------------------------- one-line errors (#22)
+
+
+def test_missing_stats_file_says_so(tmp_path, capsys):
+    code, out, err = run(capsys, "prune", tmp_path / "nope.parquet", "x > 1")
+    assert code == 2 and out == ""
+    assert err == f"prune-engine: error: {tmp_path / 'nope.parquet'}: no such statistics file\n"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["scan", "{lake}", "--where", "amount > AND 1", "-o", "{tmp}/o.parquet"], "(line 1, column"),
+    (["scan", "{lake}", "--where", "nope > 1", "-o", "{tmp}/o.parquet"], "'nope'"),
+    (["explain", "{stats}", "amount >"], "(line 1, column"),
+    (["prune", "{lake}", "x > 1"], "a directory, not a statistics file"),
+])
+def test_more_user_errors_are_one_line(lake, stats_file, tmp_path, capsys, argv, needle):
+    argv = [a.format(lake=lake, stats=stats_file, tmp=tmp_path) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("prune-engine: error: ") and needle in err
+
+
+def test_spark_demo_without_pyspark_is_one_line(capsys, monkeypatch):
+    for name in [m for m in sys.modules if m == "pyspark" or m.startswith("pyspark.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as if it were not installed
+    code, out, err = run(capsys, "spark-demo")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("prune-engine: error: the Spark demo needs pyspark")
+    assert "pip install 'prune_engine[spark]'" in err
+
+
+def test_spark_demo_without_pyspark_in_a_process():
+    code = ("import sys; sys.modules['pyspark'] = None; from prune_engine.cli import main; "
+            "raise SystemExit(main(['spark-demo']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "needs pyspark" in done.stderr, done.stderr
+
+
+def test_spark_that_cannot_start_is_one_line():
+    """No Java: pyspark raises its own error types from getOrCreate."""
+    from prune_engine.demo import _local_session
+    from prune_engine.errors import MissingDependencyError
+
+    class Builder:
+        def master(self, *_):
+            return self
+
+        appName = config = master
+
+        def getOrCreate(self):
+            raise RuntimeError("[JAVA_GATEWAY_EXITED] Java gateway process exited before "
+                               "sending its port number.\nmore detail")
+
+    class FakeSession:
+        builder = Builder()
+
+    with pytest.raises(MissingDependencyError) as err:
+        _local_session(FakeSession)
+    assert err.value.package == "java" and "\n" not in str(err.value)
+    assert "JAVA_GATEWAY_EXITED" in str(err.value) and "Java 17" in str(err.value)
+
+
+def test_internal_errors_are_one_line_exit_1(stats_file, capsys, monkeypatch):
+    def bug(stats, sql):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(cli, "prune_report", bug)
+    monkeypatch.delenv(cli.TRACEBACK_VARIABLE, raising=False)
+    code, out, err = run(capsys, "prune", stats_file, "amount > 1")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err.startswith("prune-engine: error: internal error: ZeroDivisionError: division "
+                          "by zero (a bug: please report it; PRUNE_ENGINE_TRACEBACK=1 shows")
+    monkeypatch.setenv(cli.TRACEBACK_VARIABLE, "1")
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["prune", str(stats_file), "amount > 1"])
+
+
+def test_a_missing_package_elsewhere_is_one_line(stats_file, capsys, monkeypatch):
+    def needs(stats, sql):
+        raise ModuleNotFoundError("No module named 'deltalake'", name="deltalake")
+
+    monkeypatch.setattr(cli, "prune_report", needs)
+    code, _, err = run(capsys, "prune", stats_file, "amount > 1")
+    assert code == 2 and err == ("prune-engine: error: a Python package this command needs is "
+                                 "not installed: No module named 'deltalake'\n")

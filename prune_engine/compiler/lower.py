@@ -28,6 +28,8 @@ from prune_engine.evaluate.operands import ArithOperand, CastOperand, ColumnOper
 from prune_engine.expr import like as likes
 from prune_engine.expr import regex
 from prune_engine.expr import nodes as n
+from prune_engine.stats import layout
+from prune_engine.stats.layout import ColumnInfo
 
 UNKNOWN = "unknown"
 
@@ -66,17 +68,42 @@ class Lowering:
 
     def __init__(self, schema: StatsSchema):
         self.schema = schema
+        self._texts: dict[int, str] | None = None  # while lowering a tree: SQL of its nodes
+        self._operands: dict[tuple[str, ...], object] = {}
+
+    def text(self, e: n.Expr) -> str:
+        """The SQL of ``e``, a node of the tree being lowered (each subtree rendered once)."""
+        return n.render(e, self._texts) if self._texts is not None else str(e)
 
     # entry ---------------------------------------------------------------------------------
     def lower(self, e: n.Expr) -> c.Check:
+        """The test tree of ``e``: AND/OR on an explicit stack (trees may be thousands deep),
+        the SQL text of every subtree built once."""
+        if self._texts is None:
+            self._texts = {}  # id of a node of ``e`` (alive throughout) -> its SQL
+            try:
+                return self.lower(e)
+            finally:
+                self._texts = None
+        texts = self._texts
+
+        def combine(node: n.Expr, parts: list) -> c.Check:
+            if isinstance(node, (n.And, n.Or)):
+                kind = c.AllOf if isinstance(node, n.And) else c.AnyOf
+                return kind(tuple(parts), sql=n.render(node, texts))
+            return self.predicate(node)
+
+        return n.fold(e, lambda node: node.args if isinstance(node, (n.And, n.Or)) else (),
+                      combine)
+
+    def predicate(self, e: n.Expr) -> c.Check:
+        """The test of one predicate (anything but AND and OR)."""
         if isinstance(e, n.Literal):
             if e.value is None or isinstance(e.value, (bool, int, float)):
-                return c.Const(bool(e.value), sql=str(e))
+                return c.Const(bool(e.value), sql=self.text(e))
             raise TypeMismatchError(f"a predicate cannot be the literal {e}")
-        if isinstance(e, n.And):
-            return c.AllOf(tuple(self.lower(a) for a in e.args), sql=str(e))
-        if isinstance(e, n.Or):
-            return c.AnyOf(tuple(self.lower(a) for a in e.args), sql=str(e))
+        if isinstance(e, (n.And, n.Or)):
+            return self.lower(e)
         if isinstance(e, n.Compare):
             return self._compare(e)
         if isinstance(e, n.IsNull):
@@ -92,7 +119,7 @@ class Lowering:
         if isinstance(e, n.Func) and e.name == ARRAY_CONTAINS:
             return self._array_contains(e)
         self._check_columns(e)
-        return c.Const(True, sql=str(e))
+        return c.Const(True, sql=self.text(e))
 
     def _check_columns(self, e: n.Expr):
         """Resolve every column under ``e`` (an unknown name is an error even where the
@@ -116,13 +143,37 @@ class Lowering:
     def operand(self, e: n.Expr):
         """The operand for ``e`` (a column, or a monotone function of one), or None."""
         if isinstance(e, n.Column):
-            info = self.schema.resolve(e.path)
-            if info.element:
-                raise TypeMismatchError(
-                    f"column {info.name!r} holds {info.element} elements; test them with "
-                    f"array_contains({e.path[0]}, value)")
-            dom = domain_of(info.type)
-            return ColumnOperand(info, dom) if dom is not None else None
+            got = self._operands.get(e.path)
+            if got is None:  # one operand per column (False: a column of no domain)
+                got = self._operands[e.path] = self._column_operand(e)
+            return got if got is not False else None
+        return self._operand(e)
+
+    def _column_operand(self, e: n.Column):
+        info = self.schema.resolve(e.path)
+        if info.element and self._names_a_list(info):
+            # a path through list elements (orders.price) is tested per element: its bounds
+            # are the elements' and its counts unknown (EvalContext.facts), as the scan reads
+            # it; a list itself compared to a value means something else in SQL
+            raise TypeMismatchError(
+                f"column {info.name!r} holds {info.element} elements; test them with "
+                f"array_contains({e.path[0]}, value)")
+        dom = domain_of(info.type)
+        return ColumnOperand(info, dom) if dom is not None else False
+
+    def _names_a_list(self, info: ColumnInfo) -> bool:
+        """Is the stats leaf of ``info`` the list (or map) field itself, not a field of its
+        elements?"""
+        schema = self.schema.schema
+        source = layout.MIN_VALUES if layout.MIN_VALUES in schema.names else layout.MAX_VALUES
+        field = schema.field(source)
+        for name in info.path:
+            if not pa.types.is_struct(field.type) or field.type.get_field_index(name) < 0:
+                return True  # pragma: no cover - resolved paths exist
+            field = field.type.field(name)
+        return layout.is_element_field(field)
+
+    def _operand(self, e: n.Expr):
         if isinstance(e, n.Cast):
             base = self.operand(e.arg)
             if base is None:
@@ -175,18 +226,18 @@ class Lowering:
         if isinstance(right, n.Literal):
             op = self.operand(left)
             if op is None:
-                return c.Const(True, sql=str(e))
-            check = self.compare_literal(op, e.op, right, str(e))
+                return c.Const(True, sql=self.text(e))
+            check = self.compare_literal(op, e.op, right, self.text(e))
             if e.op == "=" and isinstance(op, ColumnOperand) and op.info.ngram and isinstance(right.value, str):
-                probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=str(e))
-                check = c.AllOf((check, probe), sql=str(e))
+                probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=self.text(e))
+                check = c.AllOf((check, probe), sql=self.text(e))
             if e.op in ("=", "!="):
-                check = self._index_tests(op, [right], e.op == "!=", check, str(e))
+                check = self._index_tests(op, [right], e.op == "!=", check, self.text(e))
             return check
         a, b = self.operand(left), self.operand(right)
         if a is None or b is None:
-            return c.Const(True, sql=str(e))
-        return self._compare_columns(a, e.op, b, str(e))
+            return c.Const(True, sql=self.text(e))
+        return self._compare_columns(a, e.op, b, self.text(e))
 
     def compare_literal(self, operand, op: str, lit: n.Literal, sql: str) -> c.Check:
         d = operand.domain
@@ -285,15 +336,15 @@ class Lowering:
         if isinstance(e.arg, n.Column):
             info = self._resolve_any(e.arg.path)
             if info is None or info.element:
-                return c.Const(True, sql=str(e))  # row-level nulls of a list: not in the stats
+                return c.Const(True, sql=self.text(e))  # row-level nulls of a list: not in the stats
         op = self.operand(e.arg)
         if op is None:
-            return c.Const(True, sql=str(e))
+            return c.Const(True, sql=self.text(e))
         if e.negated:
-            return c.Presence(op, "value", sql=str(e))
+            return c.Presence(op, "value", sql=self.text(e))
         if isinstance(op, CastOperand):
-            return c.Const(True, sql=str(e))  # a cast may produce NULL (TRY_CAST)
-        return c.Presence(op, "null", sql=str(e))
+            return c.Const(True, sql=self.text(e))  # a cast may produce NULL (TRY_CAST)
+        return c.Presence(op, "null", sql=self.text(e))
 
     def _is_nan(self, e: n.IsNan) -> c.Check:
         """``isnan(x)``: a NaN may be present; ``NOT isnan(x)``: a non-NaN value may be.
@@ -301,11 +352,11 @@ class Lowering:
         unknown (Spark casts the text 'NaN' to a NaN)."""
         op = self.operand(e.arg)
         if op is None or not isinstance(op.domain, (FloatDomain, IntDomain, DecimalDomain)):
-            return c.Const(True, sql=str(e))
-        return c.Presence(op, "regular" if e.negated else "nan", sql=str(e))
+            return c.Const(True, sql=self.text(e))
+        return c.Presence(op, "regular" if e.negated else "nan", sql=self.text(e))
 
     def _in_list(self, e: n.InList) -> c.Check:
-        sql = str(e)
+        sql = self.text(e)
         op = self.operand(e.arg)
         if op is None or not all(isinstance(v, n.Literal) for v in e.values):
             self._check_columns(e)
@@ -377,7 +428,7 @@ class Lowering:
         return c.AllOf(tuple(parts), sql=sql)
 
     def _like(self, e: n.Like) -> c.Check:
-        sql = str(e)
+        sql = self.text(e)
         tokens = likes.parse_like(e.pattern, e.escape)
         op = self.operand(e.arg)
         if not isinstance(op, ColumnOperand) or not isinstance(op.domain, ArrowDomain):
@@ -416,7 +467,7 @@ class Lowering:
         """A match needs a value; one that starts with the pattern's anchored prefix
         (:func:`~prune_engine.expr.regex.anchored_prefix`, a range min/max can test); and, on
         an indexed column, the grams every match contains."""
-        sql = str(e)
+        sql = self.text(e)
         op = self.operand(e.arg)
         if e.negated or not isinstance(op, ColumnOperand) or not isinstance(op.domain, ArrowDomain) \
                 or not op.domain.is_text:
@@ -435,7 +486,7 @@ class Lowering:
         return c.AllOf((c.Presence(op, "value"), *parts), sql=sql)
 
     def _array_contains(self, e: n.Func) -> c.Check:
-        sql = str(e)
+        sql = self.text(e)
         if len(e.args) != 2 or not isinstance(e.args[0], n.Column) or not isinstance(e.args[1], n.Literal):
             self._check_columns(e)
             return c.Const(True, sql=sql)

@@ -30,6 +30,7 @@ import pyarrow as pa
 from prune_engine.compiler.bind import StatsSchema
 from prune_engine.compiler.lower import Lowering
 from prune_engine.compiler.rules import rewrite
+from prune_engine.errors import PruneEngineError
 from prune_engine.evaluate.checks import AllOf, Check, mask_to_arrow
 from prune_engine.evaluate.context import EvalContext
 from prune_engine.expr import nodes as n
@@ -138,6 +139,12 @@ def _compile(expr, schema: pa.Schema | None) -> PruningProgram:
     node = to_expr(expr)
     if schema is not None:
         check_layout(schema)
-    rewritten = rewrite(node)
-    check = Lowering(StatsSchema(schema)).lower(rewritten)
+    try:
+        rewritten = rewrite(node)
+        check = Lowering(StatsSchema(schema)).lower(rewritten)
+    except RecursionError:
+        # the passes over AND/OR/NOT are iterative; what may still recurse is a value nested
+        # thousands deep (x + 1 + 1 + ..., CAST(CAST(...)), (p IS TRUE) IS TRUE ...)
+        raise PruneEngineError("the predicate nests too deeply to compile (a value or IS TRUE "
+                               "nested thousands of levels deep); write it flatter") from None
     return PruningProgram(node, rewritten, check, schema)

@@ -31,23 +31,52 @@ NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.
                     n.InList, n.Like, n.RegexpLike, n.IsNan)
 
 
-def _map(e: n.Expr, fn) -> n.Expr:
-    """Apply ``fn`` to the children of ``e`` and rebuild it (nodes are immutable)."""
+def _operands(e: n.Expr) -> tuple[n.Expr, ...]:
+    """The children a rule rewrites (an IN list's values stay as they are)."""
+    return (e.arg,) if isinstance(e, n.InList) else e.children()
+
+
+def _rebuild(e: n.Expr, kids: list[n.Expr]) -> n.Expr:
+    """``e`` with its :func:`_operands` replaced by ``kids`` (nodes are immutable)."""
     if isinstance(e, (n.And, n.Or)):
-        return type(e)(tuple(fn(a) for a in e.args))
+        return type(e)(tuple(kids))
     if isinstance(e, n.Compare):
-        return n.Compare(e.op, fn(e.left), fn(e.right))
+        return n.Compare(e.op, kids[0], kids[1])
     if isinstance(e, n.Arith):
-        return n.Arith(e.op, fn(e.left), fn(e.right))
+        return n.Arith(e.op, kids[0], kids[1])
     if isinstance(e, n.IsDistinct):
-        return n.IsDistinct(fn(e.left), fn(e.right), e.negated)
+        return n.IsDistinct(kids[0], kids[1], e.negated)
     if isinstance(e, n.Func):
-        return n.Func(e.name, tuple(fn(a) for a in e.args))
+        return n.Func(e.name, tuple(kids))
     if isinstance(e, n.InList):
-        return n.InList(fn(e.arg), e.values, e.negated)
+        return n.InList(kids[0], e.values, e.negated)
     if isinstance(e, (n.Not, n.IsNull, n.IsNan, n.IsBool, n.Like, n.RegexpLike, n.Negate, n.Cast)):
-        return replace(e, arg=fn(e.arg))
+        return replace(e, arg=kids[0])
     return e
+
+
+#: nodes no local rule rewrites (a bare column or literal): :func:`bottom_up` passes them by
+_TERMINAL = frozenset({n.Column, n.Literal})
+
+
+def bottom_up(e: n.Expr, fn) -> n.Expr:
+    """Apply ``fn`` to every node, children first, each node seeing its rewritten children;
+    on an explicit stack (trees may be thousands deep), each shared subtree once. Bare columns
+    and literals (:data:`_TERMINAL`) are left as they are, except at the root.
+
+    >>> str(bottom_up(n.And((n.IsNull(n.Column("a")), n.Column("b"))),
+    ...               lambda x: x.invert() if isinstance(x, n.IsNull) else x))
+    'a IS NOT NULL AND b'
+    """
+    def combine(node: n.Expr, below: list) -> n.Expr:
+        kids = _operands(node)
+        rewritten = iter(below)
+        new = [k if type(k) in _TERMINAL else next(rewritten) for k in kids]
+        changed = any(a is not b for a, b in zip(new, kids))
+        return fn(_rebuild(node, new) if changed else node)
+
+    return n.fold(e, lambda node: [k for k in _operands(node) if type(k) not in _TERMINAL],
+                  combine)
 
 
 # --- rule 1 ------------------------------------------------------------------------------
@@ -62,7 +91,10 @@ def fold_literal_casts(e: n.Expr) -> n.Expr:
     >>> str(fold_literal_casts(n.Cast(n.Literal(8), pa.decimal128(6, 2))))
     '8.00'
     """
-    e = _map(e, fold_literal_casts)
+    return bottom_up(e, _fold_literal_cast)
+
+
+def _fold_literal_cast(e: n.Expr) -> n.Expr:
     if isinstance(e, n.Func) and e.name == "in" and len(e.args) > 1 and all(isinstance(a, n.Literal) for a in e.args[1:]):
         return n.InList(e.args[0], e.args[1:])  # an IN list whose items were casts of literals
     if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal):
@@ -172,7 +204,10 @@ def orient_comparisons(e: n.Expr) -> n.Expr:
     >>> str(orient_comparisons(n.Compare("<", n.Literal(5), n.Column("x"))))
     'x > 5'
     """
-    e = _map(e, orient_comparisons)
+    return bottom_up(e, _orient_comparison)
+
+
+def _orient_comparison(e: n.Expr) -> n.Expr:
     if isinstance(e, n.Compare) and isinstance(e.left, n.Literal) and not isinstance(e.right, n.Literal):
         return n.Compare(n.FLIPPED[e.op], e.right, e.left)
     if isinstance(e, n.IsDistinct) and isinstance(e.left, n.Literal) and not isinstance(e.right, n.Literal):
@@ -197,14 +232,35 @@ def push_not(e: n.Expr, negate: bool = False, leaf=None) -> n.Expr:
     >>> str(push_not(n.Not(n.Or((n.Column("b"), n.Column("c")))), leaf=lambda e, negate: None))
     'b = FALSE AND c = FALSE'
     """
-    if isinstance(e, n.Not):
-        return push_not(e.arg, not negate, leaf)
-    if isinstance(e, (n.And, n.Or)):
-        flip = isinstance(e, n.And) == negate  # NOT over AND gives OR
-        parts = tuple(push_not(a, negate, leaf) for a in e.args)
-        return n.Or(parts) if flip else n.And(parts)
-    out = (widen_leaf if leaf is None else leaf)(e, negate)
-    return complement(e, negate) if out is None else out
+    rule = widen_leaf if leaf is None else leaf
+
+    def strip(node, neg):  # NOT NOT ... x: x, with the NOTs counted
+        while isinstance(node, n.Not):
+            node, neg = node.arg, not neg
+        return node, neg
+
+    root = strip(e, negate)
+    done: dict[tuple[int, bool], n.Expr] = {}  # (id of a node, negate) -> its form
+    stack = [root]
+    while stack:  # on an explicit stack: trees may be thousands deep
+        node, neg = stack[-1]
+        if (id(node), neg) in done:
+            stack.pop()
+            continue
+        if isinstance(node, (n.And, n.Or)):
+            kids = [strip(a, neg) for a in node.args]
+            pending = [k for k in kids if (id(k[0]), k[1]) not in done]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            parts = tuple(done[id(k), kn] for k, kn in kids)
+            flip = isinstance(node, n.And) == neg  # NOT over AND gives OR
+            done[id(node), neg] = n.Or(parts) if flip else n.And(parts)
+        else:
+            out = rule(node, neg)
+            done[id(node), neg] = complement(node, neg) if out is None else out
+        stack.pop()
+    return done[id(root[0]), root[1]]
 
 
 def complement(e: n.Expr, negate: bool) -> n.Expr:
@@ -312,10 +368,15 @@ def simplify(e: n.Expr) -> n.Expr:
     >>> str(simplify(n.And((n.TRUE, n.Or((n.NULL, n.Column("b"))), n.Compare("=", n.Literal(1), n.Literal(1))))))
     'b'
     """
-    e = _map(e, simplify)
+    return bottom_up(e, _simplify_node)
+
+
+def _simplify_node(e: n.Expr) -> n.Expr:
+    """:func:`simplify` of one node whose children are simplified."""
     if isinstance(e, (n.And, n.Or)):
         absorbing, neutral = (False, True) if isinstance(e, n.And) else (True, False)
         out: list[n.Expr] = []
+        seen: set = set()
         for a in e.args:
             parts = a.args if isinstance(a, type(e)) else (a,)
             for p in parts:
@@ -324,11 +385,19 @@ def simplify(e: n.Expr) -> n.Expr:
                     return n.Literal(absorbing)
                 if c is neutral or (c is None and isinstance(p, n.Literal)):
                     continue
-                if p not in out:
-                    out.append(p)
+                try:
+                    if p in seen:
+                        continue
+                    seen.add(p)
+                except TypeError:  # an unhashable literal below: compare with each
+                    if p in out:
+                        continue
+                out.append(p)
         if not out:
             return n.Literal(neutral)
-        return out[0] if len(out) == 1 else type(e)(tuple(out))
+        if len(out) == 1:
+            return out[0]
+        return e if len(out) == len(e.args) and all(a is b for a, b in zip(out, e.args)) else type(e)(tuple(out))
     if isinstance(e, n.Compare) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
         return n.Literal(_compare_literals(e.op, e.left.value, e.right.value))
     if isinstance(e, n.IsNull) and isinstance(e.arg, n.Literal):
@@ -363,7 +432,10 @@ def fold_literal_arithmetic(e: n.Expr) -> n.Expr:
     >>> str(fold_literal_arithmetic(n.Arith("+", n.Literal(1), n.Literal(2))))
     '3'
     """
-    e = _map(e, fold_literal_arithmetic)
+    return bottom_up(e, _fold_arithmetic)
+
+
+def _fold_arithmetic(e: n.Expr) -> n.Expr:
     if isinstance(e, n.Arith) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
         a, b = e.left.value, e.right.value
         if a is None or b is None:
@@ -376,9 +448,25 @@ def fold_literal_arithmetic(e: n.Expr) -> n.Expr:
 #: the rules, in the order they run
 RULES = (fold_literal_casts, fold_literal_arithmetic, orient_comparisons, push_not, simplify)
 
+#: the node steps of the first rules of :data:`RULES`, which all rewrite bottom-up, each node
+#: after its children: applied in one pass, one node at a time, they give what the rules give
+#: one after another (a step never undoes another's work on the children it is shown)
+_LOCAL_STEPS = ((fold_literal_casts, _fold_literal_cast), (fold_literal_arithmetic, _fold_arithmetic),
+                (orient_comparisons, _orient_comparison))
+
+
+def _local_steps(e: n.Expr) -> n.Expr:
+    for _, step in _LOCAL_STEPS:
+        e = step(e)
+    return e
+
 
 def rewrite(e: n.Expr) -> n.Expr:
-    """Run every rule of :data:`RULES` in order."""
-    for rule in RULES:
+    """Run every rule of :data:`RULES` in order (the bottom-up ones fused into one pass)."""
+    rules = list(RULES)
+    if tuple(rules[:len(_LOCAL_STEPS)]) == tuple(rule for rule, _ in _LOCAL_STEPS):
+        e = bottom_up(e, _local_steps)
+        rules = rules[len(_LOCAL_STEPS):]
+    for rule in rules:
         e = rule(e)
     return e

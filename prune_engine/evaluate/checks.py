@@ -99,22 +99,50 @@ class _Junction(Check):
         return self.parts
 
 
-class AllOf(_Junction):
     def evaluate(self, ctx):
-        out = self.parts[0].evaluate(ctx).copy()
-        for p in self.parts[1:]:
-            if ctx.n > 65_536 and not out.any():
-                break  # nothing left to keep: skip the remaining tests' reads
-            out &= p.evaluate(ctx)
-        return out
+        return evaluate_tree(self, ctx)
+
+
+class AllOf(_Junction):
+    """AND: may be TRUE where every part may be."""
 
 
 class AnyOf(_Junction):
-    def evaluate(self, ctx):
-        out = self.parts[0].evaluate(ctx).copy()
-        for p in self.parts[1:]:
-            out |= p.evaluate(ctx)
-        return out
+    """OR: may be TRUE where some part may be."""
+
+
+def evaluate_tree(check: Check, ctx: EvalContext) -> np.ndarray:
+    """``check.evaluate(ctx)``, with nested AND/OR walked on an explicit stack (a predicate
+    written by a program may nest them thousands deep). Over many containers an AND whose
+    mask is already all False skips its remaining parts' reads."""
+    if not isinstance(check, _Junction):
+        return check.evaluate(ctx)
+    frames = [[check, 0, None]]  # junction, next part, mask so far
+    result = None
+    while frames:
+        frame = frames[-1]
+        junction, i, out = frame
+        if result is not None:  # a part just finished
+            if out is None:
+                out = result.copy()
+            elif isinstance(junction, AllOf):
+                out &= result
+            else:
+                out |= result
+            frame[2], result = out, None
+        done = i == len(junction.parts) or (
+            isinstance(junction, AllOf) and out is not None and ctx.n > 65_536 and not out.any())
+        if done:
+            frames.pop()
+            result = out
+            continue
+        frame[1] = i + 1
+        part = junction.parts[i]
+        if isinstance(part, _Junction):
+            frames.append([part, 0, None])
+        else:
+            result = part.evaluate(ctx)
+    return result
 
 
 @dataclass(repr=False)

@@ -31,26 +31,87 @@ def _node(value: Any) -> n.Expr:
     return n.Literal(value)
 
 
+def _operand(kind: type, value: Any):
+    """An operand of a ``kind`` chain: a chain of the same kind not built yet stays linked
+    (built once, with the whole chain); anything else becomes its node now."""
+    if isinstance(value, Builder) and value._node is None and value._op is kind:
+        return value
+    return _node(value)
+
+
+def _build_chain(root: "Builder") -> n.Expr:
+    """The flat n-ary node of a chain of ``&`` (or ``|``), its operands in written order,
+    from an explicit stack (chains nest thousands deep, both ways)."""
+    kind, parts = root._op, []
+    stack = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Builder):
+            if item._node is None and item._op is kind:
+                stack.extend(reversed(item._parts))
+                continue
+            item = item.node
+        parts.append(item)
+    return kind(tuple(parts))
+
+
 def col(name: str | Iterable[str]) -> "Builder":
-    """A column reference; ``"st.a"`` or ``("st", "a")`` name a nested field."""
+    """A column reference; ``name`` ``"st.a"`` or ``("st", "a")`` names a nested field.
+
+    >>> import prune_engine as pe
+    >>> str((pe.col("price") > 100) & pe.col("st.a").isin([1, 2]))
+    'price > 100 AND st.a IN (1, 2)'
+    """
+    if not isinstance(name, str) and not (isinstance(name, Iterable) and not isinstance(name, bytes)):
+        raise TypeError(f"col takes a column name, such as 'price' or 'st.a'; got {_describe(name)}")
     path = tuple(name.split(".")) if isinstance(name, str) else tuple(name)
+    if not path or not all(isinstance(p, str) for p in path):
+        raise TypeError(f"col takes a column name, such as 'price' or 'st.a'; got {_describe(name)}")
     if isinstance(name, str) and '"' in name:
         path = (name,)
     return Builder(n.Column(path))
 
 
 def lit(value: Any, type: pa.DataType | None = None) -> "Builder":
-    """A literal, optionally with an explicit Arrow type."""
+    """A literal: ``value`` (a Python value), optionally with an explicit Arrow ``type``.
+
+    >>> import pyarrow as pa, prune_engine as pe
+    >>> str(pe.col("d") >= pe.lit(1, pa.int8()))
+    'd >= 1'
+    """
     return Builder(n.Literal(value, type))
 
 
 class Builder:
-    """Operator-overloading wrapper around an expression node."""
+    """Operator-overloading wrapper around an expression node.
 
-    __slots__ = ("node",)
+    ``a & b & c ...`` written by a program may chain thousands of terms: each ``&`` (``|``)
+    only links its operands, and :attr:`node` builds the one flat n-ary node once, without
+    recursion. ``~`` over an AND or OR is ``NOT (...)`` (pushed down when compiling), so
+    that a nest of ``~`` costs nothing per level.
+    """
+
+    __slots__ = ("_node", "_op", "_parts")
 
     def __init__(self, node: n.Expr):
-        self.node = node
+        self._node = node
+        self._op = None  # n.And / n.Or for a chain not built yet
+        self._parts = ()  # its two operands: nodes, or chains of the same kind
+
+    @classmethod
+    def _chain(cls, kind: type, left: Any, right: Any) -> "Builder":
+        out = cls.__new__(cls)
+        out._node, out._op = None, kind
+        out._parts = (_operand(kind, left), _operand(kind, right))
+        return out
+
+    @property
+    def node(self) -> n.Expr:
+        """The expression tree."""
+        if self._node is None:
+            self._node = _build_chain(self)
+            self._op, self._parts = None, ()
+        return self._node
 
     # comparisons -------------------------------------------------------------------------
     def _cmp(self, op: str, other: Any) -> "Builder":
@@ -81,19 +142,24 @@ class Builder:
 
     # boolean connectives -----------------------------------------------------------------
     def __and__(self, other):
-        return Builder(n.And((self.node, _node(other))))
+        return Builder._chain(n.And, self, other)
 
     def __rand__(self, other):
-        return Builder(n.And((_node(other), self.node)))
+        return Builder._chain(n.And, other, self)
 
     def __or__(self, other):
-        return Builder(n.Or((self.node, _node(other))))
+        return Builder._chain(n.Or, self, other)
 
     def __ror__(self, other):
-        return Builder(n.Or((_node(other), self.node)))
+        return Builder._chain(n.Or, other, self)
 
     def __invert__(self):
-        return Builder(self.node.invert())
+        node = self.node
+        if isinstance(node, (n.And, n.Or)):
+            return Builder(n.Not(node))  # pushed down by the compiler, once for the whole tree
+        if isinstance(node, n.Not):
+            return Builder(node.arg)
+        return Builder(node.invert())
 
     # arithmetic --------------------------------------------------------------------------
     def __add__(self, other):
@@ -119,7 +185,10 @@ class Builder:
 
     # predicates --------------------------------------------------------------------------
     def isin(self, values: Iterable[Any]) -> "Builder":
-        """``self IN (values)``."""
+        """``self IN (values)``: ``values`` an iterable of constants (a list, tuple, set, ...)."""
+        if isinstance(values, (str, bytes, Builder, n.Expr)) or not isinstance(values, Iterable):
+            raise TypeError(f".isin takes an iterable of values, such as [1, 2, 3]; got "
+                            f"{_describe(values)}")
         return Builder(n.InList(self.node, tuple(_node(v) for v in values)))
 
     def between(self, low: Any, high: Any) -> "Builder":
@@ -138,14 +207,17 @@ class Builder:
 
     def like(self, pattern: str, escape: str | None = None) -> "Builder":
         """SQL ``LIKE`` (case-sensitive; ``%`` any run, ``_`` one character)."""
-        return Builder(n.Like(self.node, pattern, escape))
+        return Builder(n.Like(self.node, *_like_args("like", pattern, escape)))
 
     def ilike(self, pattern: str, escape: str | None = None) -> "Builder":
         """SQL ``ILIKE`` (case-insensitive ``LIKE``)."""
-        return Builder(n.Like(self.node, pattern, escape, case_insensitive=True))
+        return Builder(n.Like(self.node, *_like_args("ilike", pattern, escape), case_insensitive=True))
 
     def rlike(self, pattern: str) -> "Builder":
         """``regexp_like(self, pattern)``: the regex matches somewhere in the value."""
+        if not isinstance(pattern, str):
+            raise TypeError(f".rlike takes a regular expression as a str, such as '^ab'; got "
+                            f"{_describe(pattern)}")
         return Builder(n.RegexpLike(self.node, pattern))
 
     def is_distinct_from(self, other: Any) -> "Builder":
@@ -155,6 +227,9 @@ class Builder:
         return Builder(n.IsDistinct(self.node, _node(other), negated=True))
 
     def cast(self, to: pa.DataType) -> "Builder":
+        """``CAST(self AS to)``, ``to`` a pyarrow type (``pa.int64()``)."""
+        if not isinstance(to, pa.DataType):
+            raise TypeError(f".cast takes a pyarrow type, such as pa.int64(); got {_describe(to)}")
         return Builder(n.Cast(self.node, to))
 
     def __str__(self) -> str:
@@ -162,3 +237,19 @@ class Builder:
 
     def __repr__(self) -> str:
         return f"<expr {self.node}>"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _like_args(method: str, pattern: Any, escape: Any) -> tuple[str, str | None]:
+    """Check the arguments of ``.like`` / ``.ilike``: a pattern (str) and an escape character."""
+    if not isinstance(pattern, str):
+        raise TypeError(f".{method} takes a pattern as a str, such as 'ab%' (% any run, _ one "
+                        f"character); got {_describe(pattern)}")
+    if escape is not None and not isinstance(escape, str):
+        raise TypeError(f".{method} takes escape= as a one-character str, such as '\\\\'; got "
+                        f"{_describe(escape)}")
+    return pattern, escape

@@ -193,7 +193,7 @@ class _Reader:
         if frames or len(done) != 1:
             raise PruneEngineError(f"cannot read a pyarrow expression with pyarrow {pa.__version__}: "
                                    "unbalanced serialization")
-        return done[0][0]
+        return _done(done[0][0])
 
 
 def _options(scalar: pa.Scalar) -> dict:
@@ -265,16 +265,44 @@ def _is_number(e: n.Expr) -> bool:
 # calls
 
 
+class _Chain:
+    """An AND (OR) chain being read: its parts so far. A ``reduce(operator.and_, ...)`` filter
+    is a left-deep chain of binary calls; appending each part here, rather than copying the
+    parts into a new node per call, keeps reading it linear. Each chain has one reader (the
+    serialization is a tree), so appending in place is safe; anything else that takes a chain
+    as an argument gets its node (:func:`_done`)."""
+
+    __slots__ = ("kind", "parts")
+
+    def __init__(self, kind: type):
+        self.kind = kind
+        self.parts: list[n.Expr] = []
+
+    def add(self, part) -> None:
+        if isinstance(part, _Chain) and part.kind is self.kind:
+            self.parts.extend(part.parts)
+        else:
+            self.parts.append(_done(part))
+
+
+def _done(node) -> n.Expr:
+    """The node of a translated argument (a chain becomes its flat n-ary node)."""
+    return node.kind(tuple(node.parts)) if isinstance(node, _Chain) else node
+
+
 def _call(name: str, args: list[tuple[n.Expr, bool]], options: dict | None) -> tuple[n.Expr, bool]:
     """Translate one pyarrow call whose arguments are translated: (node, exact)."""
-    nodes = tuple(a for a, _ in args)
     exact = all(e for _, e in args)
+    if name in ("and_kleene", "and", "or_kleene", "or", "and_not_kleene", "and_not") and len(args) == 2:
+        kind = n.Or if name.startswith("or") else n.And
+        first, second = args[0][0], args[1][0]
+        chain = first if isinstance(first, _Chain) and first.kind is kind else _Chain(kind)
+        if chain is not first:
+            chain.add(first)
+        chain.add(n.Not(_done(second)) if name.startswith("and_not") else second)
+        return chain, exact and name.endswith("kleene")
+    nodes = tuple(_done(a) for a, _ in args)
     options = options or {}
-    if name in ("and_kleene", "and", "or_kleene", "or") and len(nodes) == 2:
-        kind = n.And if name.startswith("and") else n.Or
-        return _flat(kind, nodes), exact and name.endswith("kleene")
-    if name in ("and_not_kleene", "and_not") and len(nodes) == 2:
-        return _flat(n.And, (nodes[0], n.Not(nodes[1]))), exact and name.endswith("kleene")
     if name == "invert" and len(nodes) == 1:
         return n.Not(nodes[0]), exact
     if name in _COMPARE and len(nodes) == 2:
@@ -300,14 +328,6 @@ def _call(name: str, args: list[tuple[n.Expr, bool]], options: dict | None) -> t
         if name == "is_in" and "value_set" in options:
             return _is_in(nodes[0], options), True
     return n.Func(name, nodes), True
-
-
-def _flat(kind: type, args: tuple[n.Expr, ...]) -> n.Expr:
-    """``kind(args)`` with nested nodes of the same kind spliced in."""
-    out: list[n.Expr] = []
-    for a in args:
-        out.extend(a.args if isinstance(a, kind) else (a,))
-    return kind(tuple(out))
 
 
 def _compare(op: str, a: n.Expr, b: n.Expr) -> tuple[n.Expr, bool]:

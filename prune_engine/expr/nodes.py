@@ -11,7 +11,8 @@ SQL complement carries a ``negated`` flag, so that pushing ``NOT`` down is a loo
 
 from __future__ import annotations
 
-import abc
+import dataclasses
+import weakref
 import datetime as _dt
 import decimal as _decimal
 import math
@@ -27,8 +28,13 @@ COMPLEMENT = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-class Expr(abc.ABC):
-    """Base of every node."""
+class Expr:
+    """Base of every node.
+
+    Trees may be thousands of levels deep (programs write predicates), so nothing here
+    recurses per level: :meth:`walk`, :meth:`sql`, ``==`` and ``hash`` run on explicit stacks,
+    and a node's hash is computed once (nodes are immutable).
+    """
 
     def invert(self) -> "Expr":
         """The SQL complement of this predicate (``NOT self``), pushed one level down."""
@@ -38,17 +44,145 @@ class Expr(abc.ABC):
         return ()
 
     def walk(self):
-        """Yield this node and every node below it, parents first."""
-        yield self
-        for child in self.children():
-            yield from child.walk()
+        """Yield this node and every node below it, parents first (depth first, in order)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children()))
 
     def __str__(self) -> str:
         return self.sql()
 
-    @abc.abstractmethod
     def sql(self) -> str:
         """The node as SQL text."""
+        return render(self)
+
+    def _sql(self, text) -> str:  # every node class defines it (Expr is no ABC: isinstance stays fast)
+        """The node as SQL text, given ``text(child)``: the text of each child."""
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return _equal(self, other)
+
+    def __hash__(self):
+        got = _HASHES.get(id(self))
+        return got[0] if got is not None else _hash_tree(self)
+
+
+def fold(root, children, combine, memo: dict | None = None):
+    """``combine(node, results of its children)`` for every distinct node of a tree, children
+    first, on an explicit stack (trees may be thousands deep); the root's result.
+    ``children(node)`` lists the nodes to fold before ``node``. ``memo`` (id of a node to its
+    result) may be shared between calls over one live tree: each subtree is folded once.
+
+    >>> fold(And((Column("a"), Or((Column("b"), Column("c"))))), lambda x: x.children(),
+    ...      lambda x, below: 1 + sum(below))
+    5
+    """
+    memo = {} if memo is None else memo
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if id(node) in memo:
+            stack.pop()
+            continue
+        kids = children(node)
+        pending = [k for k in kids if id(k) not in memo]
+        if pending:
+            stack.extend(reversed(pending))
+            continue
+        stack.pop()
+        memo[id(node)] = combine(node, [memo[id(k)] for k in kids])
+    return memo[id(root)]
+
+
+def render(root: Expr, memo: dict | None = None) -> str:
+    """The SQL text of ``root``, children first (:func:`fold`). ``memo`` (id of a node to its
+    text) may be shared between calls over one live tree, so that the text of every subtree
+    is built once."""
+    memo = {} if memo is None else memo
+    return fold(root, lambda node: node.children(),
+                lambda node, _: node._sql(lambda c: memo[id(c)]), memo)
+
+
+#: id of a node -> (its hash, a weak reference that drops the entry with the node): kept
+#: outside the nodes, so that ``vars(node)`` stays its fields and pickles carry no hash
+_HASHES: dict[int, tuple[int, weakref.ref]] = {}
+
+
+def _remember_hash(node: "Expr", h: int) -> None:
+    key = id(node)
+    _HASHES[key] = (h, weakref.ref(node, lambda _, key=key: _HASHES.pop(key, None)))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _equal(a: Expr, b: Expr) -> bool:
+    """Structural equality of two trees, on an explicit stack."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if isinstance(x, Expr) or isinstance(y, Expr):
+            if type(x) is not type(y):
+                return False
+            if isinstance(x, Literal):
+                if x != y:
+                    return False
+                continue
+            hx, hy = _HASHES.get(id(x)), _HASHES.get(id(y))
+            if hx is not None and hy is not None and hx[0] != hy[0]:
+                return False
+            for name in _field_names(type(x)):
+                stack.append((getattr(x, name), getattr(y, name)))
+        elif isinstance(x, tuple) and isinstance(y, tuple):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif type(x) is not type(y) or x != y:
+            return False
+    return True
+
+
+def _hash_tree(root: Expr) -> int:
+    """The hash of ``root``, computing (and caching) the hash of every node below it first."""
+
+    def key(v):
+        if isinstance(v, Expr):
+            return hash(v)  # cached by now (or a Literal's own)
+        if isinstance(v, tuple):
+            return tuple(key(x) for x in v)
+        return v
+
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if type(node) is Literal or id(node) in _HASHES:
+            stack.pop()
+            continue
+        kids = node.children()
+        pending = [c for c in kids if type(c) is not Literal and id(c) not in _HASHES]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        h = hash((type(node).__name__,) + tuple(key(getattr(node, f)) for f in _field_names(type(node))))
+        _remember_hash(node, h)
+    return hash(root)
 
 
 def _quote_ident(name: str) -> str:
@@ -61,7 +195,7 @@ _RESERVED = {"and", "or", "not", "is", "null", "true", "false", "in", "like", "b
              "from", "where", "order", "group", "by", "case", "when", "then", "else", "end"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Column(Expr):
     """A column reference; nested struct fields are a path: ``Column(("st", "a"))``."""
 
@@ -75,11 +209,11 @@ class Column(Expr):
     def name(self) -> str:
         return ".".join(self.path)
 
-    def sql(self) -> str:
+    def _sql(self, text) -> str:
         return ".".join(_quote_ident(p) for p in self.path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # its own == and hash
 class Literal(Expr):
     """A constant. ``type`` is the Arrow type when the front end knows it (else inferred)."""
 
@@ -98,7 +232,7 @@ class Literal(Expr):
     def is_null(self) -> bool:
         return self.value is None
 
-    def sql(self) -> str:
+    def _sql(self, text) -> str:
         v = self.value
         if v is None:
             return "NULL"
@@ -142,7 +276,7 @@ FALSE = Literal(False)
 NULL = Literal(None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Compare(Expr):
     """``left op right`` with ``op`` one of ``= != < <= > >=``."""
 
@@ -160,39 +294,79 @@ class Compare(Expr):
     def invert(self):
         return Compare(COMPLEMENT[self.op], self.left, self.right)
 
-    def sql(self):
-        return f"{_wrap(self.left)} {self.op} {_wrap(self.right)}"
+    def _sql(self, text):
+        return f"{_wrap(self.left, text)} {self.op} {_wrap(self.right, text)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class And(Expr):
+    """``args[0] AND args[1] AND ...``: n-ary and flat (an AND among the parts is spliced in)."""
+
     args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        _flatten(self)
 
     def children(self):
         return self.args
 
     def invert(self):
-        return Or(tuple(a.invert() for a in self.args))
+        return negate(self)
 
-    def sql(self):
-        return " AND ".join(_wrap(a, in_and=True) for a in self.args)
+    def _sql(self, text):
+        return " AND ".join(_wrap(a, text, in_and=True) for a in self.args)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Or(Expr):
+    """``args[0] OR args[1] OR ...``: n-ary and flat (an OR among the parts is spliced in)."""
+
     args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        _flatten(self)
 
     def children(self):
         return self.args
 
     def invert(self):
-        return And(tuple(a.invert() for a in self.args))
+        return negate(self)
 
-    def sql(self):
-        return " OR ".join(f"({a.sql()})" if isinstance(a, (Or, And)) else a.sql() for a in self.args)
+    def _sql(self, text):
+        return " OR ".join(f"({text(a)})" if isinstance(a, (Or, And)) else text(a) for a in self.args)
 
 
-@dataclass(frozen=True)
+def _flatten(node: "And | Or") -> None:
+    """Splice the parts of nested nodes of the same kind into ``node.args`` (one level is
+    enough: those nodes are flat already), so that long chains stay one n-ary node."""
+    kind, args = type(node), node.args
+    if type(args) is tuple and not any(type(a) is kind for a in args):
+        return
+    flat: list[Expr] = []
+    for a in args:
+        if type(a) is kind:
+            flat.extend(a.args)
+        else:
+            flat.append(a)
+    object.__setattr__(node, "args", tuple(flat))
+
+
+def negate(root: Expr) -> Expr:
+    """``NOT root`` with De Morgan applied through every AND and OR, down to the complement of
+    each predicate (:meth:`Expr.invert`); on an explicit stack, linear in the tree's size.
+
+    >>> str(negate(And((Compare("<", Column("x"), Literal(5)), Or((Column("b"), IsNull(Column("y"))))))))
+    'x >= 5 OR (NOT b AND y IS NOT NULL)'
+    """
+    def combine(node: Expr, parts: list) -> Expr:
+        if isinstance(node, And):
+            return Or(tuple(parts))
+        return And(tuple(parts)) if isinstance(node, Or) else node.invert()
+
+    return fold(root, lambda node: node.args if isinstance(node, (And, Or)) else (), combine)
+
+
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Not(Expr):
     """``NOT arg`` for nodes without a complement of their own (unknown functions)."""
 
@@ -204,11 +378,11 @@ class Not(Expr):
     def invert(self):
         return self.arg
 
-    def sql(self):
-        return f"NOT {_wrap(self.arg)}"
+    def _sql(self, text):
+        return f"NOT {_wrap(self.arg, text)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class IsNull(Expr):
     """``arg IS [NOT] NULL``."""
 
@@ -221,11 +395,11 @@ class IsNull(Expr):
     def invert(self):
         return IsNull(self.arg, not self.negated)
 
-    def sql(self):
-        return f"{_wrap(self.arg)} IS {'NOT ' if self.negated else ''}NULL"
+    def _sql(self, text):
+        return f"{_wrap(self.arg, text)} IS {'NOT ' if self.negated else ''}NULL"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class IsNan(Expr):
     """``isnan(arg)`` (``negated``: ``NOT isnan(arg)``): NULL for a NULL ``arg``, FALSE for any
     value of a type without NaN."""
@@ -239,11 +413,11 @@ class IsNan(Expr):
     def invert(self):
         return IsNan(self.arg, not self.negated)
 
-    def sql(self):
-        return f"{'NOT ' if self.negated else ''}isnan({self.arg})"
+    def _sql(self, text):
+        return f"{'NOT ' if self.negated else ''}isnan({text(self.arg)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class IsBool(Expr):
     """``arg IS [NOT] TRUE`` / ``arg IS [NOT] FALSE``: never NULL."""
 
@@ -257,11 +431,11 @@ class IsBool(Expr):
     def invert(self):
         return IsBool(self.arg, self.value, not self.negated)
 
-    def sql(self):
-        return f"{_wrap(self.arg)} IS {'NOT ' if self.negated else ''}{'TRUE' if self.value else 'FALSE'}"
+    def _sql(self, text):
+        return f"{_wrap(self.arg, text)} IS {'NOT ' if self.negated else ''}{'TRUE' if self.value else 'FALSE'}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class IsDistinct(Expr):
     """``left IS [NOT] DISTINCT FROM right``: NULL-safe (in)equality, never NULL."""
 
@@ -275,11 +449,11 @@ class IsDistinct(Expr):
     def invert(self):
         return IsDistinct(self.left, self.right, not self.negated)
 
-    def sql(self):
-        return f"{_wrap(self.left)} IS {'NOT ' if self.negated else ''}DISTINCT FROM {_wrap(self.right)}"
+    def _sql(self, text):
+        return f"{_wrap(self.left, text)} IS {'NOT ' if self.negated else ''}DISTINCT FROM {_wrap(self.right, text)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class InList(Expr):
     """``arg [NOT] IN (values...)``; values are literals (a NULL among them is kept)."""
 
@@ -293,13 +467,13 @@ class InList(Expr):
     def invert(self):
         return InList(self.arg, self.values, not self.negated)
 
-    def sql(self):
+    def _sql(self, text):
         shown = list(self.values[:8])
-        items = ", ".join(str(v) for v in shown) + (f", ... ({len(self.values)} values)" if len(self.values) > 8 else "")
-        return f"{_wrap(self.arg)} {'NOT ' if self.negated else ''}IN ({items})"
+        items = ", ".join(text(v) for v in shown) + (f", ... ({len(self.values)} values)" if len(self.values) > 8 else "")
+        return f"{_wrap(self.arg, text)} {'NOT ' if self.negated else ''}IN ({items})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Like(Expr):
     """``arg [NOT] LIKE|ILIKE pattern [ESCAPE escape]``: SQL patterns, ``%`` and ``_``."""
 
@@ -315,13 +489,13 @@ class Like(Expr):
     def invert(self):
         return Like(self.arg, self.pattern, self.escape, self.case_insensitive, not self.negated)
 
-    def sql(self):
+    def _sql(self, text):
         op = ("NOT " if self.negated else "") + ("ILIKE" if self.case_insensitive else "LIKE")
         esc = f" ESCAPE {Literal(self.escape)}" if self.escape is not None else ""
-        return f"{_wrap(self.arg)} {op} {Literal(self.pattern)}{esc}"
+        return f"{_wrap(self.arg, text)} {op} {Literal(self.pattern)}{esc}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class RegexpLike(Expr):
     """``regexp_like(arg, pattern)`` (also ``arg RLIKE pattern``): a search, not a full match."""
 
@@ -335,12 +509,12 @@ class RegexpLike(Expr):
     def invert(self):
         return RegexpLike(self.arg, self.pattern, not self.negated)
 
-    def sql(self):
-        text = f"regexp_matches({self.arg}, {Literal(self.pattern)})"
-        return f"NOT {text}" if self.negated else text
+    def _sql(self, text):
+        out = f"regexp_matches({text(self.arg)}, {Literal(self.pattern)})"
+        return f"NOT {out}" if self.negated else out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Arith(Expr):
     """``left op right`` with ``op`` one of ``+ - *``."""
 
@@ -351,11 +525,11 @@ class Arith(Expr):
     def children(self):
         return (self.left, self.right)
 
-    def sql(self):
-        return f"({self.left} {self.op} {self.right})"
+    def _sql(self, text):
+        return f"({text(self.left)} {self.op} {text(self.right)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Negate(Expr):
     """Unary minus."""
 
@@ -364,11 +538,11 @@ class Negate(Expr):
     def children(self):
         return (self.arg,)
 
-    def sql(self):
-        return f"(-{_wrap(self.arg)})"
+    def _sql(self, text):
+        return f"(-{_wrap(self.arg, text)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Cast(Expr):
     """``CAST(arg AS to)``."""
 
@@ -378,11 +552,11 @@ class Cast(Expr):
     def children(self):
         return (self.arg,)
 
-    def sql(self):
-        return f"CAST({self.arg} AS {sql_type(self.to)})"
+    def _sql(self, text):
+        return f"CAST({text(self.arg)} AS {sql_type(self.to)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # == and hash: Expr's
 class Func(Expr):
     """Any other function call. The compiler knows a few by name (``array_contains``); the rest
     evaluate to "unknown", which keeps."""
@@ -393,8 +567,8 @@ class Func(Expr):
     def children(self):
         return self.args
 
-    def sql(self):
-        return f"{self.name}({', '.join(str(a) for a in self.args)})"
+    def _sql(self, text):
+        return f"{self.name}({', '.join(text(a) for a in self.args)})"
 
 
 _SQL_TYPES = {
@@ -420,10 +594,11 @@ def sql_type(t: pa.DataType) -> str:
     return _SQL_TYPES.get(str(t), str(t).upper())
 
 
-def _wrap(e: Expr, in_and: bool = False) -> str:
-    """Render ``e`` as an operand, with parentheses where SQL precedence needs them:
-    an OR inside an AND, and any predicate under NOT or inside a comparison."""
-    text = e.sql()
+def _wrap(e: Expr, render_child, in_and: bool = False) -> str:
+    """Render ``e`` (its text: ``render_child(e)``) as an operand, with parentheses where SQL
+    precedence needs them: an OR inside an AND, and any predicate under NOT or inside a
+    comparison."""
+    text = render_child(e)
     if isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
             isinstance(e, IsNan) and not e.negated):
         return text

@@ -103,27 +103,177 @@ def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
             what = ("a hex literal with a character that is no hex digit" if "Numeric string" in str(cause)
                     else "unterminated string, identifier or comment")
         raise SqlParseError(what, text, *_line_col(text, offset)) from None
+    converter = _Converter(text, dialect_obj)
+    try:
+        split = _split_deep(tokens)
+        chunks: list[tuple[str, list]] = []
+        if split is not None:  # deeply nested parentheses: read in chunks (see _split_deep)
+            tokens, chunks = split
+            for name, chunk in chunks:  # innermost first
+                converter.chunks[name] = _convert_root(converter, _parse_one(dialect_obj, chunk, text), chunk)
+        return _convert_root(converter, _parse_one(dialect_obj, tokens, text), tokens)
+    except RecursionError:
+        raise SqlParseError("the expression nests too deeply to read (a long chain of NOT, unary "
+                            "minus, function calls or arithmetic); write it flatter", text,
+                            *_line_col(text, _deepest(tokens))) from None
+
+
+def _parse_one(dialect_obj: sqlglot.Dialect, tokens: list, text: str) -> exp.Expr:
+    """The one sqlglot expression of ``tokens`` (all of the text, or one chunk of it)."""
     try:
         statements = [s for s in dialect_obj.parser().parse(tokens, text) if s is not None]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         line, col = first.get("line") or 1, first.get("col") or 1
-        raise SqlParseError(first.get("description") or str(e), text, line, col) from None
+        raise SqlParseError(_parse_error_words(first, str(e), tokens, text), text, line, col) from None
     if not statements:
         raise SqlParseError("empty SQL: expected one boolean expression", text, 1, 1)
     if len(statements) > 1:
         raise SqlParseError("expected one expression, found several statements", text,
                             *_second_statement(text, tokens))
-    root = statements[0]
-    converter = _Converter(text, dialect_obj)
+    return statements[0]
+
+
+def _convert_root(converter: "_Converter", root: exp.Expr, tokens: list) -> n.Expr:
     if isinstance(root, exp.Query) or not isinstance(root, (exp.Condition, exp.Alias)):
         raise SqlParseError(f"expected one boolean expression, found a {root.key.upper()} statement "
-                            f"or clause", text, *_line_col(text, tokens[0].start if tokens else 0))
+                            f"or clause", converter.sql, *_line_col(converter.sql, tokens[0].start if tokens else 0))
     try:
         return converter.convert(root)
     except _Unconvertible as e:
-        raise SqlParseError(f"expected a boolean expression, found {e.args[0]}", text,
+        raise SqlParseError(f"expected a boolean expression, found {e.args[0]}", converter.sql,
                             *converter.position(e.args[1])) from None
+
+
+# --------------------------------------------------------------------------------------------
+# deep nesting: reading in chunks
+
+_TT = sqlglot.TokenType
+#: levels of parentheses beyond which text is read in chunks (sqlglot's parser recurses about
+#: 25 calls deep per level, against Python's limit of 1,000)
+DEEP_PARENS = 16
+#: the most levels of parentheses one chunk keeps
+CHUNK_LEVELS = 8
+#: tokens after which ``(`` opens a bare group (an operand), not a call's or IN's argument list
+_BARE_AFTER = {None, _TT.L_PAREN, _TT.COMMA, _TT.AND, _TT.OR, _TT.NOT, _TT.EQ, _TT.NEQ, _TT.LT,
+               _TT.LTE, _TT.GT, _TT.GTE, _TT.PLUS, _TT.DASH, _TT.STAR, _TT.SLASH, _TT.MOD,
+               _TT.BETWEEN, _TT.LIKE, _TT.ILIKE, _TT.RLIKE, _TT.CASE, _TT.WHEN, _TT.THEN, _TT.ELSE,
+               _TT.NULLSAFE_EQ, _TT.DPIPE, _TT.IS, _TT.CARET, _TT.AMP, _TT.PIPE}
+_CHUNK_NAME = "__prune_engine_chunk_{}__"
+
+
+def _split_deep(tokens: list) -> tuple[list, list[tuple[str, list]]] | None:
+    """For text nested more than :data:`DEEP_PARENS` parentheses deep (None otherwise): the
+    tokens with every bare parenthesized group that holds :data:`CHUNK_LEVELS` levels or more
+    replaced by a placeholder name, and those groups (placeholders inside them too), innermost
+    first. Each piece is parsed on its own, none deeper than ``CHUNK_LEVELS`` (plus what
+    cannot be split: argument lists), and the converter puts the pieces back together. A
+    parenthesized group is an operand already, so reading it apart changes no meaning."""
+    depth = deepest = 0
+    for t in tokens:
+        depth += (t.token_type == _TT.L_PAREN) - (t.token_type == _TT.R_PAREN)
+        deepest = max(deepest, depth)
+    if deepest <= DEEP_PARENS:
+        return None
+    opens: list[list] = []  # [index of "(", levels inside it that stay, is it bare]
+    cut_open, cut_close = set(), set()
+    for i, t in enumerate(tokens):
+        if t.token_type == _TT.L_PAREN:
+            opens.append([i, 0, (tokens[i - 1].token_type if i else None) in _BARE_AFTER])
+        elif t.token_type == _TT.R_PAREN and opens:
+            start, inside, bare = opens.pop()
+            levels = inside + 1
+            if bare and levels >= CHUNK_LEVELS:
+                cut_open.add(start)
+                cut_close.add(i)
+                levels = 0
+            if opens:
+                opens[-1][1] = max(opens[-1][1], levels)
+    pieces: list[list] = [[]]
+    chunks: list[tuple[str, list]] = []
+    for i, t in enumerate(tokens):
+        if i in cut_open:
+            pieces.append([t])
+            continue
+        pieces[-1].append(t)
+        if i in cut_close:
+            body = pieces.pop()
+            name = _CHUNK_NAME.format(len(chunks))
+            chunks.append((name, body))
+            pieces[-1].append(sqlglot.tokens.Token(_TT.VAR, name, body[0].line, body[0].col,
+                                                   body[0].start, t.end))
+    return pieces[0], chunks
+
+
+def _deepest(tokens: list) -> int:
+    """The offset of the first token at the deepest level of parentheses."""
+    depth = deepest = 0
+    where = tokens[0].start if tokens else 0
+    for t in tokens:
+        depth += (t.token_type == _TT.L_PAREN) - (t.token_type == _TT.R_PAREN)
+        if depth > deepest:
+            deepest, where = depth, t.start
+    return where
+
+
+# --------------------------------------------------------------------------------------------
+# parse errors in the user's words
+
+#: how the user wrote the construct of a sqlglot class (by class name)
+_CONSTRUCT = {
+    "GT": "'>'", "GTE": "'>='", "LT": "'<'", "LTE": "'<='", "EQ": "'='", "NEQ": "'<>'",
+    "NullSafeEQ": "'<=>'", "Add": "'+'", "Sub": "'-'", "Mul": "'*'", "Div": "'/'", "Mod": "'%'",
+    "And": "AND", "Or": "OR", "Not": "NOT", "Neg": "'-'", "Like": "LIKE", "ILike": "ILIKE",
+    "RegexpLike": "RLIKE", "Between": "BETWEEN", "In": "IN", "Is": "IS", "Cast": "CAST",
+    "TryCast": "TRY_CAST", "Escape": "ESCAPE", "DPipe": "'||'", "Paren": "'('",
+}
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+_CLASS_REPR = re.compile(r"<class '[\w.]*?(\w+)'>")
+
+
+def _parse_error_words(error: dict, fallback: str, tokens: list, text: str) -> str:
+    """sqlglot's description of a parse error, said in the words of the SQL the user wrote
+    (one line; no Python class names).
+
+    >>> _parse_error_words({"description": "Required keyword: 'expression' missing for "
+    ...                     "<class 'sqlglot.expressions.core.GT'>"}, "", [], "x >")
+    "expected an expression after '>'"
+    """
+    description = (error.get("description") or fallback or "cannot read this SQL").splitlines()[0]
+    found = _REQUIRED.search(description)
+    if found:
+        arg, cls = found.groups()
+        what = _CONSTRUCT.get(cls, cls.upper())
+        if arg == "expression" or (arg == "this" and cls in ("Not", "Neg")):
+            return f"expected an expression after {what}"
+        if arg == "this":
+            return f"expected an expression before {what}"
+        if cls == "Between":
+            return f"expected BETWEEN low AND high: the {'upper' if arg == 'high' else 'lower'} bound is missing"
+        return f"incomplete {what}: its {arg} is missing"
+    if description.startswith("Expecting )"):
+        unclosed = _unclosed_paren(tokens)
+        if unclosed is not None:
+            line, col = _line_col(text, unclosed)
+            return f"expected ')' to close the '(' at line {line}, column {col}"
+        return "expected ')'"
+    if description.startswith("Expected TYPE after CAST"):
+        return "expected a type after AS in CAST(... AS type)"
+    if description.startswith("Invalid expression / Unexpected token"):
+        word = (error.get("highlight") or "").strip()
+        return f"unexpected {word!r}" if word else "unexpected text"
+    return _CLASS_REPR.sub(lambda m: _CONSTRUCT.get(m.group(1), m.group(1).upper()), description)
+
+
+def _unclosed_paren(tokens: list) -> int | None:
+    """The offset of the last ``(`` that no ``)`` closes, if any."""
+    opens = []
+    for t in tokens:
+        if t.token_type == _TT.L_PAREN:
+            opens.append(t.start)
+        elif t.token_type == _TT.R_PAREN and opens:
+            opens.pop()
+    return opens[-1] if opens else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,6 +323,7 @@ class _Converter:
     def __init__(self, sql: str, dialect: sqlglot.Dialect):
         self.sql = sql
         self.dialect = dialect
+        self.chunks: dict[str, n.Expr] = {}  # placeholder name -> the converted chunk
 
     def position(self, node: exp.Expr) -> tuple[int, int]:
         """(line, col) of the earliest token under ``node`` that sqlglot located."""
@@ -246,6 +397,9 @@ class _Converter:
 
     def column(self, node: exp.Expr) -> n.Expr:
         path = _path(node)
+        if path is not None and len(path) == 1 and path[0] in self.chunks and isinstance(node, exp.Column) \
+                and not node.this.quoted:
+            return self.chunks[path[0]]
         return n.Column(path) if path is not None else self.generic(node)
 
     def alias(self, node: exp.Alias) -> n.Expr:

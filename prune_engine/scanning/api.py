@@ -36,12 +36,13 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterator, Literal, Sequence, overload
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from prune_engine.api import OnInvalid, Predicate, Source, Stats
 from prune_engine.errors import ColumnPathError, ScanError
 from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
@@ -62,7 +63,8 @@ DEFAULT_BATCH_SIZE = 65_536
 
 @dataclass
 class _File:
-    path: str
+    path: str  # its name (a URI for a remote file)
+    location: str  # where to open it on the listing's filesystem
     metadata: pq.FileMetaData
     schema: pa.Schema
     partitions: dict  # name -> pa.Scalar
@@ -83,8 +85,8 @@ class _Plan:
     """Everything decided before the first data page is read."""
 
     def __init__(self, source, where, columns, stats, flatten: bool, threads: int | None,
-                 on_invalid: str):
-        listing = list_source(source)
+                 on_invalid: str, filesystem=None):
+        listing = list_source(source, filesystem)
         self.filesystem = listing.filesystem
         self.threads = threads or min(8, os.cpu_count() or 2)
         self.files = self._open(listing)
@@ -105,19 +107,19 @@ class _Plan:
         self.read_trie = read
         self.read_schema = select_schema(self.schema, read)
         self.output = self._output_schema()
-        self._plan_row_groups(listing, stats, source, on_invalid)
+        self._plan_row_groups(listing, stats, source, on_invalid, filesystem)
 
     # footers and schema -------------------------------------------------------------------
     def _open(self, listing) -> list[_File]:
-        def read(path: str):
+        def read(f):
             try:
-                return pq.read_metadata(path, filesystem=self.filesystem)
+                return pq.read_metadata(f.location, filesystem=self.filesystem)
             except (OSError, pa.ArrowException, ValueError) as e:
-                raise ScanError(f"{path}: not a readable Parquet file: {e}", path) from None
+                raise ScanError(f"{f.path}: not a readable Parquet file: {e}", f.path) from None
 
         paths = [f.path for f in listing.files]
         with ThreadPoolExecutor(self.threads) as pool:
-            metas = list(pool.map(read, paths))
+            metas = list(pool.map(read, listing.files))
         parts = partition_arrays(listing.files, listing.typed)
         out = []
         for i, (path, meta) in enumerate(zip(paths, metas)):
@@ -126,7 +128,8 @@ class _Plan:
             except (pa.ArrowException, ValueError) as e:
                 raise ScanError(f"{path}: no Arrow schema for its Parquet schema: {e}",
                                 path) from None
-            out.append(_File(path, meta, schema, {k: v[i] for k, v in parts.items()}))
+            out.append(_File(path, listing.files[i].location, meta, schema,
+                             {k: v[i] for k, v in parts.items()}))
         return out
 
     def _unify(self) -> pa.Schema:
@@ -166,7 +169,7 @@ class _Plan:
         return self._flat(empty).schema
 
     # pruning ------------------------------------------------------------------------------
-    def _plan_row_groups(self, listing, stats, source, on_invalid: str) -> None:
+    def _plan_row_groups(self, listing, stats, source, on_invalid: str, filesystem) -> None:
         for f in self.files:
             f.row_groups = list(range(f.metadata.num_row_groups))
         if self.rows is None:
@@ -176,6 +179,7 @@ class _Plan:
             equal, unequal = _equality_tests(self.rows.expr)
             stats = collect_stats(source, granularity="row_group", columns=wanted,
                                   progress=False, threads=self.threads,
+                                  filesystem=filesystem,
                                   bloom=True if equal else None,
                                   dictionaries=True if unequal else None)
         stats = as_stats_table(stats)
@@ -243,7 +247,7 @@ class _Plan:
         f, row_groups = unit
         indices = file_columns(self.schema, self.read_trie, f.schema)
         try:
-            pf = pq.ParquetFile(f.path, metadata=f.metadata, filesystem=self.filesystem)
+            pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem)
             try:
                 data = pf.reader.read_row_groups(row_groups, column_indices=indices,
                                                  use_threads=True)
@@ -300,15 +304,30 @@ def _equality_tests(e: n.Expr) -> tuple[bool, bool]:
     return equal, unequal
 
 
-def scan(source, where=None, columns: Sequence[PathLike] | None = None,
-         stats: StatsTable | pa.Table | None = None, *, flatten: bool = False,
-         threads: int | None = None, on_invalid: str = "raise", return_summary: bool = False
-         ) -> pa.Table | tuple[pa.Table, ScanSummary]:
+@overload
+def scan(source: Source, where: Predicate | None = ...,
+         columns: Sequence[PathLike] | None = ..., stats: Stats | None = ..., *,
+         flatten: bool = ..., threads: int | None = ..., on_invalid: OnInvalid = ...,
+         return_summary: Literal[False] = ..., filesystem=...) -> pa.Table: ...
+
+
+@overload
+def scan(source: Source, where: Predicate | None = ...,
+         columns: Sequence[PathLike] | None = ..., stats: Stats | None = ..., *,
+         flatten: bool = ..., threads: int | None = ..., on_invalid: OnInvalid = ...,
+         return_summary: Literal[True], filesystem=...) -> tuple[pa.Table, ScanSummary]: ...
+
+
+def scan(source: Source, where: Predicate | None = None,
+         columns: Sequence[PathLike] | None = None, stats: Stats | None = None, *,
+         flatten: bool = False, threads: int | None = None, on_invalid: OnInvalid = "raise",
+         return_summary: bool = False, filesystem=None) -> pa.Table | tuple[pa.Table, ScanSummary]:
     """Prune with ``where``, then read only the kept row groups and only the column chunks
     the projection and the filter need; the rows where ``where`` is TRUE, as one table.
 
     ``source``: a Parquet file, directory (Hive ``key=value`` folders become columns), glob,
-    list of paths or ``pyarrow.dataset.Dataset``. ``where``: SQL text, a builder expression or
+    list of paths or ``pyarrow.dataset.Dataset``; a URI of any filesystem (``s3://...``) or
+    paths on ``filesystem`` (pyarrow or fsspec), as ``collect_stats`` takes them. ``where``: SQL text, a builder expression or
     a ``pyarrow.compute.Expression``; a predicate on list or map elements (``orders.price >
     100``) holds when some element meets it (see :mod:`prune_engine.scanning.rows`). ``columns``:
     paths (``"user.address.city"``, ``"`a.b`.c"``, ``"orders.price"``, ``"attrs.key"``, or
@@ -317,7 +336,8 @@ def scan(source, where=None, columns: Sequence[PathLike] | None = None,
     (``_2``, ``_3`` on collisions). ``stats``: the statistics to prune with (default: collected
     from the footers for the columns ``where`` names). ``threads``: files read at once.
     ``return_summary=True`` returns ``(table, ScanSummary)``: the files and row groups of the
-    source and how many of them were read.
+    source and how many of them were read. ``on_invalid``: as for :func:`~prune_engine.prune`
+    (``"keep"``: a container with impossible statistics is read, with a warning).
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "orders.parquet")
@@ -330,19 +350,23 @@ def scan(source, where=None, columns: Sequence[PathLike] | None = None,
     >>> pe.scan(path, where="orders.qty > 5", return_summary=True)[1].row_groups_read
     0
     """
-    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid)
+    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid, filesystem)
     tables = list(plan.results(per_row_group=False))
     table = pa.concat_tables(tables) if tables else plan.output.empty_table()
     return (table, plan.summary()) if return_summary else table
 
 
-def scan_batches(source, where=None, columns: Sequence[PathLike] | None = None,
-                 stats: StatsTable | pa.Table | None = None, *, flatten: bool = False,
-                 batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None,
-                 on_invalid: str = "raise") -> Iterator[pa.RecordBatch]:
+def scan_batches(source: Source, where: Predicate | None = None,
+                 columns: Sequence[PathLike] | None = None, stats: Stats | None = None, *,
+                 flatten: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
+                 threads: int | None = None, on_invalid: OnInvalid = "raise", filesystem=None
+                 ) -> Iterator[pa.RecordBatch]:
     """:func:`scan`, as record batches of at most ``batch_size`` rows, one kept row group in
     memory per thread: for results larger than memory. Everything is planned (footers,
     schema, pruning, errors) before the first batch is yielded.
+
+    ``source``, ``where``, ``columns``, ``stats``, ``flatten``, ``threads``, ``on_invalid``
+    and ``filesystem`` are those of :func:`scan`.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -352,7 +376,7 @@ def scan_batches(source, where=None, columns: Sequence[PathLike] | None = None,
     """
     if batch_size < 1:
         raise ScanError(f"batch_size must be at least 1, not {batch_size}")
-    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid)
+    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid, filesystem)
     return _batches(plan, batch_size)
 
 

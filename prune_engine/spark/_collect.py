@@ -45,8 +45,9 @@ def collect_stats(spark, source, granularity: str = "row_group",
 
     ``source`` is what ``pe.collect_stats`` takes (a directory, a glob, a list of paths, a
     ``pyarrow.dataset.Dataset``), or the name of a table of the session catalog, or a
-    DataFrame that reads files (their files are collected); the other options mean what
-    they mean there.
+    DataFrame that reads files (their files are collected); ``granularity``, ``columns``,
+    ``ngram``, ``gram_size``, ``ngram_case_insensitive``, ``on_error``, ``bloom``,
+    ``dictionaries`` and ``dictionary_bytes`` mean what they mean there.
     ``files_per_task``: files per Spark task (default: 1,000, and at least one task per core).
     ``compute_missing=True``: the executors also read the column chunks whose footers have
     no statistics (Spark's INT96 timestamps) and compute them, in the same job; see

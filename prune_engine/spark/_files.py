@@ -91,10 +91,11 @@ def identities(keys: list[str]) -> dict[str, tuple[int, ...] | None]:
 def _remote_identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
     import pyarrow.fs as pafs
 
-    fs, _ = pafs.FileSystem.from_uri(keys[0])
-    paths = [pafs.FileSystem.from_uri(k)[1] for k in keys]
+    from prune_engine.stats.filesystems import resolve
+
+    location, paths = resolve(keys)
     out = {}
-    for key, info in zip(keys, fs.get_file_info(paths)):
+    for key, info in zip(keys, location.filesystem.get_file_info(paths)):
         if info.type != pafs.FileType.File:
             out[key] = None
         else:

@@ -291,7 +291,10 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     :func:`~prune_engine.spark._read`). ``max_keys``: distinct
     keys per column tested exactly (more: range and Bloom filter). ``missing``,
     ``return_summary``: as for :func:`~prune_engine.spark._read`; the summary's ``join_keys``
-    says how each key column was tested and how long collecting the keys took.
+    says how each key column was tested and how long collecting the keys took. ``format``,
+    ``options`` and ``schema`` go to Spark's reader of a fact source given as paths.
+    ``bloom_fpp``: the false-positive rate of the Bloom filter of keys too many for an
+    ``IN`` (see :func:`keys_predicate`).
 
     Example::
 

@@ -46,10 +46,11 @@ from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
 from prune_engine.stats import _thrift, dictionary, layout
 from prune_engine.stats import computed as computed_stats
+from prune_engine.stats.filesystems import resolve
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
 from prune_engine.stats.listing import (Listing, SourceFile, identify, list_source,
                                         partition_arrays, unchanged as same_file)
-from prune_engine.stats.parquet import FileFooter, group_stats, read_footer
+from prune_engine.stats.parquet import FOOTER_KERNELS, FileFooter, group_stats, read_footer
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.stats.unify import concat_stats
 
@@ -63,7 +64,7 @@ GRANULARITIES = ("row_group", "file")
 
 def _read_one(f: SourceFile, columns, filesystem, indexes: dict):
     try:
-        return read_footer(f.path, f.path, columns, filesystem, **indexes)
+        return read_footer(f.location, f.path, columns, filesystem, **indexes)
     except StatsError as e:
         return f"{f.path}: {e}"
     except (OSError, pa.ArrowException, ValueError) as e:
@@ -99,6 +100,13 @@ def read_footers(files: list[SourceFile], columns, filesystem, threads: int | No
 
     results: list = []
     with _progress(len(files), progress) as bar:
+        # while numba compiles, the kernels' Python twins decode, in this thread only (they
+        # hold the GIL); the rest goes to the threads once the compiled kernels are ready
+        FOOTER_KERNELS.get()
+        while batches and not FOOTER_KERNELS.ready:
+            out = read(batches.pop(0))
+            results.extend(out)
+            bar.update(len(out))
         if workers == 1:
             done = map(read, batches)
         else:
@@ -279,7 +287,7 @@ def _ngram_index(table: pa.Table, names: list[str], files: dict[str, SourceFile]
             continue
         pf = opened.get(path)
         if pf is None:
-            pf = opened[path] = pq.ParquetFile(path, filesystem=filesystem)
+            pf = opened[path] = pq.ParquetFile(files[path].location, filesystem=filesystem)
         present = [n for n in names if n in pf.schema_arrow.names]
         data = pf.read(present) if rg is None else pf.read_row_group(rg, present)
         for n in names:
@@ -432,7 +440,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
             table = table.append_column(name, pa.nulls(table.num_rows, pa.struct([])))
     computed = None
     if compute_missing:
-        table, computed = computed_stats.compute_missing(table, listing.filesystem, parts)
+        table, computed = computed_stats.compute_missing(
+            table, listing.filesystem, {f.path: f.location for f in files}, parts)
     names = []
     requested = [] if ngram is None else ([ngram] if isinstance(ngram, str) else list(ngram))
     if ngram is not None:
@@ -488,7 +497,12 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
     into the table ``collect_stats`` makes of the whole listing. Runs where the files are read
     (e.g. in Spark executors). ``empty_files="rows"``: a file of 0 bytes is a container of no
     rows, as Spark reads a folder (the default, ``"error"``, is ``collect_stats``'s)."""
-    listing = Listing(list(files), None, partition_schema)
+    files = list(files)
+    location, paths = resolve([f.path for f in files]) if files else (None, [])
+    if location is not None:  # files named by URIs: read through their filesystem
+        for f, path in zip(files, paths):
+            f.fs_path = path
+    listing = Listing(files, location.filesystem if location else None, partition_schema)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, False, threads, bloom=bloom, dictionaries=dictionaries,
                     dictionary_bytes=dictionary_bytes, empty_files=empty_files, part=True,
@@ -551,16 +565,21 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
                   on_error: str = "raise", progress: bool | None = None,
                   threads: int | None = None, bloom=None, dictionaries=None,
                   dictionary_bytes: int = dictionary.MAX_BYTES,
-                  compute_missing: bool = False) -> StatsTable:
+                  compute_missing: bool = False, filesystem=None) -> StatsTable:
     """Statistics of every Parquet file of ``source``, from the footers only (and, on
     request, from the data of the column chunks whose footers have none).
 
     ``source``: a directory (walked recursively; Hive ``key=value`` folders become typed
     ``partition_values`` and exact statistics), a glob, a list of paths, or a
-    ``pyarrow.dataset.Dataset``. One row per row group (``granularity="row_group"``, container
+    ``pyarrow.dataset.Dataset``; paths may be ``file://`` URIs or URIs of any filesystem
+    pyarrow or fsspec resolves (``s3://bucket/lake``, ``gs://...``, ``hdfs://...``), or paths
+    on ``filesystem`` (a ``pyarrow.fs.FileSystem`` or an fsspec filesystem); a remote file is
+    named by its URI in the statistics. Footers are read with ranged reads (one request
+    for a footer under 64 KiB, besides the file's opening), ``threads`` at a time. One row per row group (``granularity="row_group"``, container
     ``"path#rg=N"``) or per file (``"file"``, container ``"path"``, ``row_group`` null).
     ``columns`` limits the columns (top-level names or dotted struct paths). ``ngram`` names
-    string columns to index (this reads those columns' data). ``on_error="skip"`` lists
+    string columns to index (this reads those columns' data), as n-grams of ``gram_size``
+    characters, folded to lower case with ``ngram_case_insensitive``. ``on_error="skip"`` lists
     unreadable files in ``metadata["skipped_files"]`` and gives them a row with unknown
     statistics (always kept). ``progress``: a bar on stderr (default: only on a terminal).
     ``threads``: footer-reading threads (default: one per core; more for remote storage).
@@ -584,19 +603,22 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     >>> stats.column("row_group").to_pylist(), stats.column("max_values").to_pylist()
     ([0, 1], [{'s': 'b'}, {'s': 'c'}])
     """
-    listing = list_source(source)
+    listing = list_source(source, filesystem)
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, progress, threads, bloom=bloom, dictionaries=dictionaries,
                     dictionary_bytes=dictionary_bytes, compute_missing=compute_missing)
 
 
 def update_stats(stats, source, *, on_error: str | None = None, progress: bool | None = None,
-                 threads: int | None = None) -> StatsTable:
+                 threads: int | None = None, filesystem=None) -> StatsTable:
     """``stats`` brought up to date with ``source``: rows of deleted files dropped, new and
     changed files (by path, size and modification time) read, unchanged files not re-read.
 
     The collection options (granularity, columns, n-grams) are the ones ``stats`` was made
-    with (its metadata); files skipped last time are tried again.
+    with (its metadata); files skipped last time are tried again. ``on_error``, ``progress``,
+    ``threads`` and ``filesystem`` mean what they mean for :func:`collect_stats` (``on_error``
+    defaults to ``"raise"``). ``metadata["refresh"]`` counts the files reused, changed, new
+    and gone.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> root = tempfile.mkdtemp()
@@ -617,7 +639,7 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
         granularity = "file" if stats.table.column(layout.ROW_GROUP).null_count == \
             stats.num_rows else "row_group" if layout.ROW_GROUP in stats.table.column_names \
             else "file"
-    listing = list_source(source)
+    listing = list_source(source, filesystem)
 
     def collect(files: list[SourceFile]) -> StatsTable:
         return _collect(Listing(files, listing.filesystem, listing.typed), granularity,

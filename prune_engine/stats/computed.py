@@ -30,7 +30,6 @@ What is computed, per container and leaf (leaves inside lists and maps are left 
 from __future__ import annotations
 
 import datetime as dt
-import math
 from typing import Any
 
 import numpy as np
@@ -68,9 +67,11 @@ def missing(table: pa.Table) -> dict[tuple[str, ...], np.ndarray]:
     return out
 
 
-def compute_missing(table: pa.Table, filesystem=None, partitions=()) -> tuple[pa.Table, dict]:
+def compute_missing(table: pa.Table, filesystem=None, locations: dict | None = None,
+                    partitions=()) -> tuple[pa.Table, dict]:
     """``table`` with the unknown statistics of :func:`missing` computed from the data, and
-    what was done: ``{"columns": [...], "containers": n}``."""
+    what was done: ``{"columns": [...], "containers": n}``. ``locations`` maps a file's name
+    to its path on ``filesystem`` where they differ."""
     wanted = {p: m for p, m in missing(table).items() if p[0] not in set(partitions)}
     if not wanted:
         return table, {"columns": [], "containers": 0}
@@ -86,7 +87,8 @@ def compute_missing(table: pa.Table, filesystem=None, partitions=()) -> tuple[pa
         path, rg = paths[row], groups[row]
         pf = opened.get(path)
         if pf is None:
-            pf = opened[path] = pq.ParquetFile(path, filesystem=filesystem,
+            pf = opened[path] = pq.ParquetFile((locations or {}).get(path, path),
+                                               filesystem=filesystem,
                                                coerce_int96_timestamp_unit="us")
         leaves = [p for p, m in wanted.items() if m[row] and p[0] in pf.schema_arrow.names]
         tops = sorted({p[0] for p in leaves})
@@ -113,11 +115,13 @@ def _int96_leaves(pf: pq.ParquetFile) -> set[tuple[str, ...]]:
 def _bounds(values: pa.Array, int96: bool) -> tuple:
     """``(min, max, null count)`` of one chunk's values (None where unknown)."""
     nulls = values.null_count
-    if len(values) == nulls:
+    floating = pa.types.is_floating(values.type)
+    if floating:  # NaN is no bound (pyarrow versions differ on min_max over NaN)
+        values = values.filter(pc.invert(pc.is_nan(values)))
+    if len(values) == values.null_count:
         return None, None, nulls
     lo, hi = (s.as_py() for s in pc.min_max(values).values())
-    if isinstance(lo, float):
-        lo, hi = (None if math.isnan(v) else v for v in (lo, hi))
+    if floating:
         lo = -0.0 if lo == 0 else lo
         hi = 0.0 if hi == 0 else hi
     if int96 and lo is not None and lo < _INT96_FLOOR:

@@ -25,8 +25,9 @@ Rules that keep the bounds true under IEEE comparison:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,15 @@ from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 
-__all__ = ["stats_from_arrow"]
+if TYPE_CHECKING:
+    import pandas
+    import polars
+
+__all__ = ["stats_from_arrow", "ArrowData"]
+
+#: what ``stats_from_arrow`` describes: one table, or one table per container
+ArrowData = Union[pa.Table, pa.RecordBatch, "pandas.DataFrame", "polars.DataFrame",
+                  Iterable[Union[pa.Table, pa.RecordBatch, "pandas.DataFrame", "polars.DataFrame"]]]
 
 
 @dataclass
@@ -116,14 +125,39 @@ def stats_table(container_ids: Sequence[str], num_records, top: Sequence[LeafSta
 # splitting rows into containers
 
 
+def _frame_table(data) -> pa.Table | None:
+    """``data`` as one Arrow table when it is a pyarrow Table or RecordBatch, or a pandas or
+    polars DataFrame (converted: ``pa.Table.from_pandas`` without the index, polars'
+    ``to_arrow()``); else None. pandas and polars are not imported: an object can only be
+    one of their frames if its library is loaded already."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    pandas, polars = sys.modules.get("pandas"), sys.modules.get("polars")
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        try:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowException, ValueError, TypeError) as e:
+            raise StatsError(f"the pandas DataFrame cannot be converted to Arrow: {e}") from None
+    if polars is not None:
+        if isinstance(data, polars.LazyFrame):
+            raise StatsError("a polars LazyFrame has no data yet: pass frame.collect()")
+        if isinstance(data, polars.DataFrame):
+            return data.to_arrow()
+    return None
+
+
+_ACCEPTED = "a pyarrow Table or RecordBatch, or a pandas or polars DataFrame"
+
+
 def _as_table(item, what: str) -> pa.Table:
-    if isinstance(item, pa.Table):
-        return item
-    if isinstance(item, pa.RecordBatch):
-        return pa.Table.from_batches([item])
+    table = _frame_table(item)
+    if table is not None:
+        return table
     if hasattr(item, "__arrow_c_stream__") or hasattr(item, "__arrow_c_array__"):
         return pa.table(item)
-    raise StatsError(f"{what} must be a pyarrow Table or RecordBatch, not {type(item).__name__}")
+    raise StatsError(f"{what} must be {_ACCEPTED}, not {type(item).__name__}")
 
 
 def _split_by_column(table: pa.Table, name: str) -> tuple[pa.Table, np.ndarray, list[str]]:
@@ -335,15 +369,20 @@ def ngram_columns(ngram, schema: pa.Schema) -> list[str]:
 # public entry point
 
 
-def stats_from_arrow(data, container: str | Sequence[str] | None = None, ngram=None,
-                     gram_size: int = 3, ngram_case_insensitive: bool = False) -> StatsTable:
+def stats_from_arrow(data: ArrowData, container: str | Sequence[str] | None = None,
+                     ngram: str | Sequence[str] | None = None, gram_size: int = 3,
+                     ngram_case_insensitive: bool = False) -> StatsTable:
     """Exact statistics (min, max, null and NaN counts) of Arrow data, one row per container.
 
-    ``data`` is either a table split by the column named ``container`` (container ids are its
-    distinct values as strings, in first-seen order; the column itself is not described), or an
-    iterable of tables / record batches, one per container (ids ``"0"``, ``"1"``, ... unless
-    ``container`` lists them). A single table without ``container`` is one container ``"0"``.
-    ``ngram`` names string columns to index into ``ngram_index`` (n-grams of ``gram_size``).
+    ``data`` is one table (a pyarrow ``Table`` or ``RecordBatch``, a pandas ``DataFrame``
+    (without its index: ``reset_index()`` first to describe it) or a polars ``DataFrame``),
+    or an iterable of them, one per container. A table is split into containers by the column
+    named ``container`` (container ids are its distinct values as strings, in first-seen order;
+    the column itself is not described); an iterable's items are containers ``"0"``, ``"1"``,
+    ... unless ``container`` lists their ids. A single table without ``container`` is one
+    container ``"0"``. ``ngram`` names string columns to index into ``ngram_index`` (n-grams
+    of ``gram_size``; ``ngram_case_insensitive=True`` also stores a case-folded set, for
+    ``ILIKE``).
 
     >>> import pyarrow as pa, prune_engine as pe
     >>> stats = pe.stats_from_arrow([pa.table({"f": [0.0, -0.0, float("nan")]}),
@@ -352,20 +391,28 @@ def stats_from_arrow(data, container: str | Sequence[str] | None = None, ngram=N
     ([3, 0], [{'f': 1}, {'f': 0}])
     >>> stats.column("min_values").to_pylist(), stats.column("max_values").to_pylist()
     ([{'f': -0.0}, {'f': None}], [{'f': 0.0}, {'f': None}])
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"day": ["mon", "mon", "tue"], "x": [4, 1, 9]})
+    >>> pe.stats_from_arrow(frame, container="day").column("max_values").to_pylist()
+    [{'x': 4}, {'x': 9}]
     """
+    table = _frame_table(data)
     if isinstance(container, str):
-        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+        if table is None:
             raise StatsError("container= names a column, so data must be one pyarrow Table or "
-                             f"RecordBatch, not {type(data).__name__}")
-        table, gids, ids = _split_by_column(_as_table(data, "data"), container)
-    elif isinstance(data, (pa.Table, pa.RecordBatch)):
-        table, gids, ids = _split_by_items([data], container)
+                             "RecordBatch (or one pandas or polars DataFrame), not "
+                             f"{type(data).__name__}")
+        table, gids, ids = _split_by_column(table, container)
+    elif table is not None:
+        table, gids, ids = _split_by_items([table], container)
     else:
         try:
+            if isinstance(data, (str, bytes, dict)):
+                raise TypeError
             items = iter(data)
         except TypeError:
-            raise StatsError("data must be a pyarrow Table / RecordBatch or an iterable of them, "
-                             f"not {type(data).__name__}") from None
+            raise StatsError(f"data must be {_ACCEPTED}, or an iterable of them (one per "
+                             f"container), not {type(data).__name__}") from None
         table, gids, ids = _split_by_items(items, container)
     if isinstance(gram_size, bool) or not isinstance(gram_size, int) or gram_size < 1:
         raise StatsError(f"gram_size must be a positive int, not {gram_size!r}")

@@ -425,6 +425,14 @@ def stats_from_iceberg(table, name=None) -> StatsTable:
     ``table`` is a pyiceberg ``Table``, or a pyiceberg ``Catalog`` with ``name`` the table
     identifier (``"db.events"``). The layout is ``collect_stats(..., granularity="file")``'s;
     the mapping and the bound rules are in the module documentation.
+
+    Example::
+
+        from pyiceberg.catalog import load_catalog
+        import prune_engine as pe
+
+        stats = pe.stats_from_iceberg(load_catalog("local"), "db.events")
+        pe.prune(stats, "user_id IN (7, 9)")
     """
     table = _load(table, name)
     schema = table.schema()

@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 
 from prune_engine.errors import StatsError
+from prune_engine.stats.filesystems import Location, list_remote, resolve
 
 if TYPE_CHECKING:
     import pyarrow.dataset
@@ -61,6 +62,13 @@ class SourceFile:
     #: and the old modification time set back still changes its ctime
     inode: int | None = None
     ctime_ns: int | None = None
+    #: the file's path on the listing's filesystem, when its name (a URI) differs
+    fs_path: str | None = None
+
+    @property
+    def location(self) -> str:
+        """Where to open the file: its path on the listing's filesystem."""
+        return self.fs_path or self.path
 
     @property
     def identity(self) -> list[int]:
@@ -157,6 +165,14 @@ def _list_paths(paths: Sequence) -> list[SourceFile]:
     return out
 
 
+def _list_remote(paths, location: Location) -> Listing:
+    found = list_remote([paths] if isinstance(paths, str) else paths, location, _is_data_name,
+                        PARQUET_SUFFIXES, _hive_parts)
+    files = [SourceFile(name, dict(parts), size, mtime, fs_path=path)
+             for name, parts, size, mtime, path in found]
+    return Listing(files, location.filesystem)
+
+
 def _list_dataset(dataset: pyarrow.dataset.FileSystemDataset) -> Listing:
     import pyarrow.dataset as ds
 
@@ -169,12 +185,14 @@ def _list_dataset(dataset: pyarrow.dataset.FileSystemDataset) -> Listing:
     return Listing(files, getattr(dataset, "filesystem", None), typed)
 
 
-def list_source(source) -> Listing:
+def list_source(source, filesystem=None) -> Listing:
     """The files of ``source`` with their partition values (raw strings), in a stable order.
 
     ``source``: a directory (walked recursively), a glob, a path or a list of paths (a
     directory among them is walked), or a ``pyarrow.dataset.FileSystemDataset``; anything
-    else, or a source without files, is a :class:`StatsError`.
+    else, or a source without files, is a :class:`StatsError`. Paths may be ``file:`` URIs or
+    URIs of other filesystems (``s3://...``), or paths on ``filesystem`` (a pyarrow or fsspec
+    filesystem): see :mod:`prune_engine.stats.filesystems`.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
     >>> root = tempfile.mkdtemp()
@@ -196,6 +214,10 @@ def list_source(source) -> Listing:
             return listing
     except ImportError:  # pragma: no cover - pyarrow.dataset is part of pyarrow wheels
         pass
+    if isinstance(source, (str, os.PathLike, list, tuple)) and source:
+        location, paths = resolve(source, filesystem)
+        if location is not None:
+            return _list_remote(paths, location)
     if isinstance(source, (str, os.PathLike)):
         text = local_path(os.fspath(source))
         if os.path.isdir(text):
@@ -232,8 +254,9 @@ def identify(files: list[SourceFile], filesystem: pyarrow.fs.FileSystem | None) 
     ([4, None], True)
     """
     if filesystem is not None:
-        infos = filesystem.get_file_info([f.path for f in files])
-        for f, info in zip(files, infos):
+        todo = [f for f in files if f.size is None or f.mtime_ns is None]  # a remote listing
+        infos = filesystem.get_file_info([f.location for f in todo]) if todo else []
+        for f, info in zip(todo, infos):
             f.size = info.size
             f.mtime_ns = info.mtime_ns
         return

@@ -58,6 +58,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from prune_engine._arrow_types import is_list_type, is_string_type
+from prune_engine._warm import Kernels
 from prune_engine.bloom import encoding as bloom_encoding
 from prune_engine.bloom.read import read_filters
 from prune_engine.errors import StatsError
@@ -360,12 +361,19 @@ def bad_string_stats(created_by: str | None) -> bool:
     return bool(match) and tuple(int(g) for g in match.groups()) < (1, 8, 0)
 
 
-def _tail(read_at, size: int) -> np.ndarray:
+#: bytes read at once from the end of a file on a filesystem with latency (an object store):
+#: the footer and its length in one request, unless the footer is larger
+TAIL_GUESS = 64 << 10
+
+
+def _tail(read_at, size: int, guess: int = 0) -> np.ndarray:
     """The footer bytes of a file of ``size`` bytes and one zero byte (as
-    :func:`._thrift.decode_footer` takes them); ``read_at(nbytes, offset)`` reads."""
+    :func:`._thrift.decode_footer` takes them); ``read_at(nbytes, offset)`` reads. With a
+    ``guess``, the last ``guess`` bytes are read first (one request where each costs one)."""
     if size < 12:
         raise ValueError(f"a Parquet file has at least 12 bytes; this one has {size}")
-    end = read_at(8, size - 8)
+    ahead = read_at(min(guess, size), size - min(guess, size)) if guess else b""
+    end = ahead[-8:] if ahead else read_at(8, size - 8)
     if end[4:] != MAGIC:
         if end[4:] == b"PARE":
             raise ValueError("the footer is encrypted (PARE); encrypted footers are not "
@@ -376,7 +384,10 @@ def _tail(read_at, size: int) -> np.ndarray:
         raise ValueError(f"the footer length ({length} bytes) exceeds the file "
                          f"({size} bytes): a truncated file?")
     footer = np.zeros(length + 1, np.uint8)
-    footer[:length] = np.frombuffer(read_at(length, size - 8 - length), np.uint8)
+    if length + 8 <= len(ahead):
+        footer[:length] = np.frombuffer(ahead[len(ahead) - 8 - length:len(ahead) - 8], np.uint8)
+    else:
+        footer[:length] = np.frombuffer(read_at(length, size - 8 - length), np.uint8)
     return footer
 
 
@@ -412,7 +423,7 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     valid Parquet.
     """
     with _opened(source, filesystem) as (read_at, size):
-        footer = _tail(read_at, size)
+        footer = _tail(read_at, size, TAIL_GUESS if filesystem is not None else 0)
         result = _decode(footer, path, columns)
         if bloom:
             _read_blooms(result, bloom, read_at, size)
@@ -421,10 +432,30 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     return result
 
 
-def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None) -> FileFooter:
+def _warm_up(compiled) -> None:
+    """Compile the footer kernels (or load them from numba's cache) on a tiny file, with the
+    argument types every real footer gives them."""
+    import io
+
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"x": [1, None], "s": ["a", "b"]}), sink)
+    data = sink.getvalue()
+    _decode(_tail(lambda n, offset: data[offset:offset + n], len(data)), "warm-up", None,
+            compiled)
+
+
+#: the footer kernels: compiled, or their Python twins while numba compiles (:mod:`.._warm`)
+FOOTER_KERNELS = Kernels("prune_engine.stats._thrift", ("decode_footer", "select_stats"),
+                         _warm_up, "prune_engine.stats.parquet:FOOTER_KERNELS")
+
+
+def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None,
+            kernels=None) -> FileFooter:
+    kernels = kernels or FOOTER_KERNELS.get()
     try:
-        info, chunks, num_rows = _thrift.decode_footer(footer)
-    except ValueError as e:
+        with np.errstate(over="ignore"):  # the Python twins wrap around as numba does
+            info, chunks, num_rows = kernels.decode_footer(footer)
+    except (ValueError, IndexError, OverflowError) as e:  # the latter two: from the twins
         raise ValueError(f"corrupt footer: {e}") from None
     if (num_rows < 0).any():
         raise ValueError("corrupt footer: a row group has no row count")
@@ -442,7 +473,7 @@ def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None) -> F
     # min_value / max_value follow the column orders; without them only the deprecated
     # min / max exist (sorted as signed values)
     use_new = orders == plan.num_columns and info[_thrift.F_TYPE_ORDERS] == orders
-    data, rows = _thrift.select_stats(footer, chunks, plan.num_columns, plan.leaf_index,
+    data, rows = kernels.select_stats(footer, chunks, plan.num_columns, plan.leaf_index,
                                       plan.leaf_type, trust_new, trust_old, use_new)
     return FileFooter(path, key, plan, num_rows, data, rows)
 

@@ -81,11 +81,12 @@ class StatsTable:
         kept = np.bincount(index, weights=np.asarray(mask), minlength=len(distinct)) > 0
         return distinct.to_pylist(), kept
 
-    def save(self, path) -> None:
-        """Write the statistics to a Parquet file with the format version in its metadata."""
+    def save(self, path, filesystem=None) -> None:
+        """Write the statistics to a Parquet file with the format version in its metadata
+        (``path``: a local path, a URI, or a path on ``filesystem``; see ``read_stats``)."""
         from prune_engine.stats.io import save_stats
 
-        save_stats(self, path)
+        save_stats(self, path, filesystem)
 
     def __repr__(self) -> str:
         return f"StatsTable({self.num_rows} containers, columns={self.table.column_names})"

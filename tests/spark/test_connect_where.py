@@ -20,12 +20,10 @@ from prune_engine.spark._connect_where import common_type
 from prune_engine.spark._files import file_key
 from tests.spark.helpers import matching_files
 from tests.spark.test_where import (  # noqa: F401 - fixtures, shared with the classic test
-    ANY,
     CASES,
-    EXACT,
-    NGRAM,
-    PRUNES,
     UTC,
+    check_bad_wheres,
+    check_case,
     exact_stats,
     lake,
     ngram_stats,
@@ -59,13 +57,9 @@ def _kept(base, where, stats) -> set[str]:
 def test_where_is_read_on_connect_as_spark_reads_it(spark, base, lake, ngram_stats, exact_stats,
                                                     oracle, where, expect):
     matching = oracle[where] if where in oracle else matching_files(spark, lake[0], where)
-    kept = {}
-    for kind, stats in ((PRUNES, lake[1]), (NGRAM, ngram_stats), (EXACT, exact_stats)):
-        kept[kind] = _kept(base, where, stats)
-        assert matching <= kept[kind], \
-            f"{kind}: files with matching rows pruned: {sorted(matching - kept[kind])}"
-    if expect != ANY and where not in NOT_ON_CONNECT:
-        assert len(kept[expect]) < 12, f"expected {expect}: {where!r}"
+    check_case(lambda stats: _kept(base, where, stats), matching,
+               (lake[1], ngram_stats, exact_stats), where, expect,
+               must_prune=where not in NOT_ON_CONNECT)
 
 
 def test_connect_columns_are_read_as_spark_reads_them(spark, base, lake):
@@ -114,17 +108,10 @@ def test_bad_where_is_a_clear_error_on_connect(base, lake):
     from pyspark.sql.connect import functions as F
 
     stats = lake[1]
-    with pytest.raises(pe.SqlParseError) as e:
-        _catalyst.predicate(base, "l > AND 5", stats)
-    assert (e.value.line, e.value.col) == (1, 9), "Spark's position: the stray '5'"
-    with pytest.raises(pe.UnknownColumnError) as e:
-        _catalyst.predicate(base, "nope > 5", stats)
-    assert e.value.column == "nope" and "l" in e.value.known
+    check_bad_wheres(base, stats)
     with pytest.raises(pe.UnknownColumnError) as e:
         _catalyst.predicate(base, F.col("nope") > 5, stats)
     assert e.value.column == "nope"
-    with pytest.raises(TypeError):
-        _catalyst.predicate(base, 5, stats)
 
 
 def test_a_constant_spark_fails_on_prunes_nothing(base, lake):

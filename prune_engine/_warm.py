@@ -1,0 +1,126 @@
+"""numba kernels that answer before they are compiled.
+
+A kernel module's first call in a fresh process with a fresh numba cache (a new machine, a new
+virtualenv, a new Spark executor) compiles for seconds. :class:`Kernels` serves such a
+module's functions in two forms: the compiled ones once they are ready, and until then their
+*Python twins*: the same source executed again with ``njit`` as the identity, so that the two
+can never disagree (one source, two ways to run it).
+
+The first use starts the compilation in a child process, which writes numba's on-disk cache
+(numba compiles in Python, holding the GIL: in a thread it would stall the twins it runs
+beside); a thread waits for the child, then loads the compiled kernels from that cache. Until
+then every use gets the twins. Where the child cannot help (it fails, or the cache cannot be
+written), the thread compiles in this process instead. With a warm cache the load takes
+a fraction of a second and the twins serve only the first few calls.
+
+The twins are slow (a footer of a few columns takes about a millisecond instead of
+microseconds, and they gain nothing from threads), so they only carry the first call of a
+small job; a large job switches to the compiled functions as soon as they are ready.
+``PRUNE_ENGINE_WARM=0`` turns the twins off (every call waits for numba, as before).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import threading
+from types import SimpleNamespace
+from typing import Callable
+
+
+_IMPORT = "from numba import njit\n"
+
+
+def _identity_njit(*args, **kwargs):
+    if args and callable(args[0]):
+        return args[0]
+    return lambda f: f
+
+
+class Kernels:
+    """The functions ``names`` of module ``module``, compiled or as Python twins.
+
+    ``warm_up(compiled)`` calls the compiled functions once on small valid inputs (which
+    compiles them or loads them from numba's cache); ``owner`` is where this object is
+    (``"package.module:NAME"``), for the child process to find it."""
+
+    def __init__(self, module: str, names: tuple[str, ...], warm_up: Callable[[object], None],
+                 owner: str):
+        self.module, self.names, self.warm_up, self.owner = module, names, warm_up, owner
+        self._ready = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+        self._twins: SimpleNamespace | None = None
+        self.failure: BaseException | None = None
+
+    def get(self):
+        """The compiled module when ready; else (starting the compilation) the twins."""
+        if self._ready.is_set() or os.environ.get("PRUNE_ENGINE_WARM", "1") == "0":
+            return importlib.import_module(self.module)
+        with self._lock:
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._compile, name=f"numba {self.module}",
+                                 daemon=True).start()
+            if self._twins is None:
+                self._twins = self._load_twins()
+        return self._twins if not self._ready.is_set() else importlib.import_module(self.module)
+
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`get` returns the compiled functions."""
+        return self._ready.is_set() or os.environ.get("PRUNE_ENGINE_WARM", "1") == "0"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the compiled functions are ready (tests, benchmarks)."""
+        self.get()
+        return self._ready.wait(timeout)
+
+    def _compile(self) -> None:
+        try:
+            compiled = importlib.import_module(self.module)
+            if not self._cached(compiled):
+                self._compile_in_child()
+            self.warm_up(compiled)  # a load from the cache, where there is one
+        except BaseException as e:  # noqa: BLE001 - kept; the twins keep serving
+            self.failure = e
+            return
+        self._ready.set()
+
+    def _cached(self, compiled) -> bool:
+        """Whether numba's cache holds an index for every kernel (a load, not a compile;
+        an index from older source is compiled again, in this process)."""
+        try:
+            return all(os.path.exists(getattr(compiled, name)._cache._index_path)
+                       for name in self.names)
+        except AttributeError:  # another numba: no such internals
+            return False
+
+    def _compile_in_child(self) -> None:
+        """Compile in a child process (numba's cache is then written); errors are ignored:
+        the caller compiles in this process after."""
+        module, name = self.owner.split(":")
+        code = ("import importlib, os; hasattr(os, 'nice') and os.nice(10); "  # the twins first
+                f"kernels = importlib.import_module({module!r}).{name}; "
+                "kernels.warm_up(importlib.import_module(kernels.module))")
+        try:
+            subprocess.run([sys.executable, "-c", code], env={**os.environ,
+                           "PRUNE_ENGINE_WARM": "0"}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=300, check=False)
+        except (OSError, subprocess.SubprocessError):
+            pass
+
+    def _load_twins(self) -> SimpleNamespace:
+        compiled = importlib.import_module(self.module)
+        path = compiled.__file__
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        # the module's own `from numba import njit` is dropped: `njit` is the identity here
+        if _IMPORT not in source:
+            raise RuntimeError(f"{path} must import njit as {_IMPORT.strip()!r}")
+        namespace = {"__name__": f"{self.module}[python]", "__file__": path,
+                     "njit": _identity_njit}
+        exec(compile(source.replace(_IMPORT, "\n"), path, "exec"), namespace)
+        return SimpleNamespace(**{name: namespace[name] for name in self.names})

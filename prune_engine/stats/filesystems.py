@@ -1,0 +1,165 @@
+"""Where a source's files live: the local disk, or any filesystem pyarrow or fsspec reaches.
+
+A source names its filesystem in one of three ways:
+
+- a local path, or a ``file:`` URI: the local disk, read with plain ``open``;
+- a URI that ``pyarrow.fs.FileSystem.from_uri`` resolves (``s3://bucket/lake``, Hadoop's
+  ``s3a://`` as ``s3://``, ``gs://...``, ``abfs://...``, ``hdfs://host:port/...``; S3 options
+  such as ``?endpoint_override=...&scheme=http`` ride in the query), else one that fsspec
+  resolves (``memory://...``, and any fsspec protocol installed);
+- an explicit ``filesystem=``: a ``pyarrow.fs.FileSystem`` or an fsspec filesystem (wrapped
+  as ``pyarrow.fs.PyFileSystem(FSSpecHandler(fs))``); paths are that filesystem's (a
+  ``scheme://`` in front of them is dropped).
+
+Files keep the name the user gave them: a remote file is named by its URI (the prefix of the
+source's URI, then the filesystem path), so statistics say where each file is, and
+:class:`Location` turns a name back into the filesystem's path.
+
+A remote directory is listed once, recursively (one listing call: sizes and modification
+times come with it); globs are local only. Footers are then read with ranged reads, in
+parallel threads (:mod:`prune_engine.stats.collect`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+from prune_engine.errors import StatsError
+
+
+@dataclass(frozen=True)
+class Location:
+    """A pyarrow filesystem and the prefix that turns its paths into the files' names."""
+
+    filesystem: Any
+    prefix: str = ""
+
+    def name(self, path: str) -> str:
+        """The file's name (its URI) from its path on the filesystem."""
+        return self.prefix + path
+
+    def path(self, name: str) -> str:
+        """The file's path on the filesystem from its name."""
+        return name[len(self.prefix):] if self.prefix and name.startswith(self.prefix) else name
+
+
+def as_pyarrow(filesystem):
+    """A ``pyarrow.fs.FileSystem`` for ``filesystem`` (pyarrow's own, or an fsspec one)."""
+    import pyarrow.fs as pafs
+
+    if isinstance(filesystem, pafs.FileSystem):
+        return filesystem
+    try:
+        from fsspec import AbstractFileSystem
+    except ImportError:  # pragma: no cover - fsspec absent: only pyarrow filesystems
+        AbstractFileSystem = ()
+    if AbstractFileSystem and isinstance(filesystem, AbstractFileSystem):
+        return pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
+    raise TypeError(f"filesystem must be a pyarrow.fs.FileSystem or an fsspec filesystem, not "
+                    f"{type(filesystem).__name__}")
+
+
+def is_remote_uri(text: str) -> bool:
+    """A URI with a scheme other than ``file`` (``C:\\`` style drive letters are not)."""
+    scheme = urlsplit(text).scheme
+    return "://" in text and len(scheme) > 1 and scheme != "file"
+
+
+def resolve(source, filesystem=None) -> tuple[Location | None, Any]:
+    """``(Location, source as that filesystem's paths)``, or ``(None, source)`` for the local
+    disk. ``source`` is a string or a sequence of strings."""
+    texts = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    texts = [os.fspath(t) for t in texts]
+    if filesystem is not None:
+        fs = as_pyarrow(filesystem)
+        paths = [t.split("://", 1)[1] if "://" in t else t for t in texts]
+        return Location(fs), paths[0] if isinstance(source, (str, os.PathLike)) else paths
+    remote = [is_remote_uri(t) for t in texts]
+    if not any(remote):
+        return None, source
+    if not all(remote):
+        raise StatsError("a source mixes local paths and URIs; give one kind")
+    resolved, known = [], {}
+    for text in texts:  # one filesystem per scheme, host and options
+        parts = urlsplit(text)
+        key = (parts.scheme, parts.netloc, parts.query)
+        if key in known:
+            base = text.split("?", 1)[0]
+            resolved.append((known[key], base[len(known[key].prefix):]))
+        else:
+            resolved.append(_from_uri(text))
+            known[key] = resolved[-1][0]
+    prefixes = {loc.prefix for loc, _ in resolved}
+    if len(prefixes) != 1 or len(set(known)) != 1:
+        raise StatsError(f"a list of URIs must share one filesystem, not {sorted(prefixes)}")
+    location = resolved[0][0]
+    paths = [p for _, p in resolved]
+    return location, paths[0] if isinstance(source, (str, os.PathLike)) else paths
+
+
+#: Hadoop's names of schemes pyarrow knows by another (a file keeps the name it was given)
+_ALIASES = {"s3a": "s3", "s3n": "s3"}
+
+
+def _from_uri(uri: str) -> tuple[Location, str]:
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    scheme = urlsplit(uri).scheme
+    try:
+        fs, path = pafs.FileSystem.from_uri(
+            _ALIASES[scheme] + uri[len(scheme):] if scheme in _ALIASES else uri)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as first:
+        try:
+            from fsspec.core import url_to_fs
+
+            fsspec_fs, path = url_to_fs(uri)
+        except (ImportError, ValueError) as e:
+            raise StatsError(f"{uri}: no filesystem for this URI ({first}; fsspec: {e})",
+                             containers=[uri]) from None
+        fs = as_pyarrow(fsspec_fs)
+    base = uri.split("?", 1)[0]
+    if not base.endswith(path.rstrip("/")):
+        raise StatsError(f"{uri}: its path {path!r} is not the URI's end", containers=[uri])
+    return Location(fs, base[:len(base) - len(path.rstrip("/"))]), path.rstrip("/") or path
+
+
+def list_remote(paths: Sequence[str], location: Location, is_data, suffixes, parts_of):
+    """The data files under ``paths`` on ``location``'s filesystem, each as
+    ``(name, relative folder parts, size, mtime_ns, path)``, sorted by path within a root.
+    ``is_data(name)``, ``suffixes`` and ``parts_of(relative_dir)`` are the listing rules."""
+    import pyarrow.fs as pafs
+
+    fs = location.filesystem
+    out = []
+    for root in paths:
+        if any(ch in root for ch in "*?["):
+            raise StatsError(f"{location.name(root)}: globs are read on the local disk only; "
+                             "give the folder", containers=[location.name(root)])
+        info = fs.get_file_info(root)
+        if info.type == pafs.FileType.File:
+            out.append((location.name(info.path), parts_of(os.path.dirname(info.path)),
+                        info.size, info.mtime_ns, info.path))
+            continue
+        if info.type != pafs.FileType.Directory:
+            raise StatsError(f"{location.name(root)}: no such file or directory",
+                             containers=[location.name(root)])
+        found = []
+        base = root.rstrip("/")
+        for item in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+            if item.type != pafs.FileType.File:
+                continue
+            relative = item.path[len(base):].lstrip("/")
+            pieces = relative.split("/")
+            if not all(is_data(p) for p in pieces) or not pieces[-1].lower().endswith(suffixes):
+                continue
+            found.append((location.name(item.path), parts_of("/".join(pieces[:-1])),
+                          item.size, item.mtime_ns, item.path))
+        if not found:
+            raise StatsError(f"{location.name(root)}: no Parquet files (*.parquet) in this "
+                             "directory", containers=[location.name(root)])
+        out.extend(sorted(found, key=lambda f: f[4]))
+    return out

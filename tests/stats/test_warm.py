@@ -1,0 +1,120 @@
+"""The footer kernels' Python twins (what answers while numba compiles, ``prune_engine._warm``)
+decode every footer exactly as the compiled kernels do, reject what they reject, and a fresh
+process with an empty numba cache gets the same statistics from its first call."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import prune_engine as pe
+from prune_engine.stats import _thrift, parquet
+
+
+def _files() -> list[bytes]:
+    """Footers of many shapes: types, nesting, row groups, metadata, statistics off."""
+    tables = [
+        pa.table({"x": [1, None, 3]}),
+        pa.table({"i": pa.array([-2**63, 2**63 - 1], pa.int64()),
+                  "u": pa.array([0, 2**64 - 1], pa.uint64()),
+                  "f": pa.array([float("nan"), -0.0]), "s": ["\U0001f600", ""],
+                  "d": pa.array([decimal.Decimal("1.5"), None], pa.decimal128(30, 4)),
+                  "t": pa.array([dt.datetime(2024, 1, 1)] * 2, pa.timestamp("ns", "UTC")),
+                  "b": [b"\x00", b"\xff" * 40]}),
+        pa.table({"st": pa.array([{"a": 1, "l": [1, 2]}, None],
+                                 pa.struct([("a", pa.int32()), ("l", pa.list_(pa.int64()))])),
+                  "m": pa.array([[("k", 1)], []], pa.map_(pa.string(), pa.int64()))}),
+        pa.table({f"c{k}": np.arange(100) * k for k in range(40)}),
+    ]
+    out = []
+    for i, table in enumerate(tables):
+        for options in ({}, {"row_group_size": 7}, {"write_statistics": False},
+                        {"use_dictionary": False, "compression": "zstd"},
+                        {"use_deprecated_int96_timestamps": True}):
+            sink = io.BytesIO()
+            pq.write_table(table.replace_schema_metadata({"k": "v" * i}), sink, **options)
+            out.append(sink.getvalue())
+    return out
+
+
+def _tail(data: bytes) -> np.ndarray:
+    return parquet._tail(lambda n, offset: data[offset:offset + n], len(data))
+
+
+@pytest.fixture(scope="module")
+def twins():
+    return parquet.FOOTER_KERNELS._load_twins()
+
+
+def _same(a, b) -> bool:
+    return a.path == b.path and a.key == b.key and np.array_equal(a.num_rows, b.num_rows) \
+        and np.array_equal(a.data, b.data) and np.array_equal(a.rows, b.rows)
+
+
+def test_twins_decode_every_footer_as_the_compiled_kernels(twins):
+    for data in _files():
+        footer = _tail(data)
+        assert _same(parquet._decode(footer, "f", None, twins),
+                     parquet._decode(footer, "f", None, _thrift))
+        info_t, chunks_t, rows_t = twins.decode_footer(footer)
+        info_c, chunks_c, rows_c = _thrift.decode_footer(footer)
+        assert np.array_equal(info_t, info_c) and np.array_equal(chunks_t, chunks_c)
+        assert np.array_equal(rows_t, rows_c)
+
+
+def test_twins_reject_what_the_compiled_kernels_reject(twins):
+    rng = np.random.default_rng(5)
+    footers = [_tail(d) for d in _files()[:10]]
+    cases = 0
+    for footer in footers:
+        for _ in range(30):
+            broken = footer.copy()
+            kind = rng.integers(3)
+            if kind == 0:  # truncated
+                broken = np.append(broken[:rng.integers(1, broken.size)], np.uint8(0))
+            elif kind == 1:  # a byte changed
+                broken[rng.integers(broken.size - 1)] = rng.integers(256)
+            else:  # garbage
+                broken = np.append(rng.integers(0, 256, broken.size - 1).astype(np.uint8),
+                                   np.uint8(0))
+            outcomes = []
+            for kernels in (twins, _thrift):
+                try:
+                    outcomes.append(parquet._decode(broken, "f", None, kernels))
+                except (ValueError, OSError, pa.ArrowException):  # as _read_one takes them
+                    outcomes.append("rejected")
+            if outcomes[0] == "rejected" or outcomes[1] == "rejected":
+                assert outcomes[0] == outcomes[1] == "rejected"
+            else:
+                assert _same(*outcomes)
+            cases += 1
+    assert cases == 300
+
+
+def test_a_fresh_process_gets_the_same_statistics_from_its_first_call(tmp_path):
+    """An empty numba cache: the first collect_stats answers through the twins (the
+    compilation runs beside it) with the statistics of a warm process."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    for k in range(20):
+        pq.write_table(pa.table({"x": [k, k + 1, None], "s": [f"v{k}"] * 3}),
+                       root / f"f{k}.parquet", row_group_size=2)
+    expected = pe.collect_stats(str(root), progress=False)
+    out = tmp_path / "first.parquet"
+    code = ("import sys, prune_engine as pe; from prune_engine.stats.parquet import "
+            "FOOTER_KERNELS as K; s = pe.collect_stats(sys.argv[1], progress=False); "
+            "s.save(sys.argv[2]); print(K.ready)")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PRUNE_ENGINE_WARM": "1"}
+    run = subprocess.run([sys.executable, "-c", code, str(root), str(out)], env=env,
+                         capture_output=True, text=True, check=True, timeout=600)
+    assert run.stdout.strip() == "False", "the first call was answered before numba was ready"
+    assert pe.read_stats(str(out)).table.equals(expected.table)
