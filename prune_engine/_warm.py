@@ -6,12 +6,12 @@ module's functions in two forms: the compiled ones once they are ready, and unti
 *Python twins*: the same source executed again with ``njit`` as the identity, so that the two
 can never disagree (one source, two ways to run it).
 
-The first use starts the compilation in a child process, which writes numba's on-disk cache
-(numba compiles in Python, holding the GIL: in a thread it would stall the twins it runs
-beside); a thread waits for the child, then loads the compiled kernels from that cache. Until
-then every use gets the twins. Where the child cannot help (it fails, or the cache cannot be
-written), the thread compiles in this process instead. With a warm cache the load takes
-a fraction of a second and the twins serve only the first few calls.
+The first use loads the compiled kernels from numba's on-disk cache when it holds them (a
+fraction of a second). Otherwise it starts the compilation in a child process, which writes
+that cache (numba compiles in Python, holding the GIL: in a thread it would stall the twins it
+runs beside); a thread waits for the child, then loads the compiled kernels from the cache.
+Until then every use gets the twins. Where the child cannot help (it fails, or the cache
+cannot be written), the thread compiles in this process instead.
 
 The twins are slow (a footer of a few columns takes about a millisecond instead of
 microseconds, and they gain nothing from threads), so they only carry the first call of a
@@ -62,6 +62,9 @@ class Kernels:
         with self._lock:
             if not self._started:
                 self._started = True
+                compiled = importlib.import_module(self.module)
+                if self._cached(compiled) and self._load(compiled):
+                    return compiled  # a load from numba's cache: a fraction of a second
                 threading.Thread(target=self._compile, name=f"numba {self.module}",
                                  daemon=True).start()
             if self._twins is None:
@@ -79,21 +82,25 @@ class Kernels:
         return self._ready.wait(timeout)
 
     def _compile(self) -> None:
+        self._compile_in_child()
+        self._load(importlib.import_module(self.module))  # from the cache the child wrote
+
+    def _load(self, compiled) -> bool:
+        """Run the warm-up on the compiled functions (a load from numba's cache, or a
+        compilation here); whether they are ready."""
         try:
-            compiled = importlib.import_module(self.module)
-            if not self._cached(compiled):
-                self._compile_in_child()
-            self.warm_up(compiled)  # a load from the cache, where there is one
+            self.warm_up(compiled)
         except BaseException as e:  # noqa: BLE001 - kept; the twins keep serving
             self.failure = e
-            return
+            return False
         self._ready.set()
+        return True
 
     def _cached(self, compiled) -> bool:
         """Whether numba's cache holds an index for every kernel (a load, not a compile;
         an index from older source is compiled again, in this process)."""
         try:
-            return all(os.path.exists(getattr(compiled, name)._cache._index_path)
+            return all(os.path.exists(getattr(compiled, name)._cache._cache_file._index_path)
                        for name in self.names)
         except AttributeError:  # another numba: no such internals
             return False

@@ -85,17 +85,19 @@ def fold(root, children, combine, memo: dict | None = None):
     5
     """
     memo = {} if memo is None else memo
-    stack = [root]
+    stack: list = [(root, None)]  # a node, and its children once listed
     while stack:
-        node = stack[-1]
+        node, kids = stack[-1]
         if id(node) in memo:
             stack.pop()
             continue
-        kids = children(node)
-        pending = [k for k in kids if id(k) not in memo]
-        if pending:
-            stack.extend(reversed(pending))
-            continue
+        if kids is None:
+            kids = children(node)
+            pending = [k for k in kids if id(k) not in memo]
+            if pending:
+                stack[-1] = (node, kids)
+                stack.extend((k, None) for k in reversed(pending))
+                continue
         stack.pop()
         memo[id(node)] = combine(node, [memo[id(k)] for k in kids])
     return memo[id(root)]

@@ -85,11 +85,17 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
     size = math.ceil(len(files) / tasks)
     rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
             for k in range(tasks)]
-    task = _slice_task(types, options, numba_cache_dir())
     check_workers(spark)
-    # one slice per task: a range partitioning of distinct slice numbers into as many parts
-    frame = spark.createDataFrame(rows, "slice long, files string") \
-        .repartitionByRange(tasks, "slice")
+    # one slice per task, without a shuffle: a classic session parallelizes the slices; a
+    # Connect client cannot, so its tasks get their slice numbers from spark.range and the
+    # slices with the task's function
+    if is_connect(spark):
+        frame = spark.range(0, tasks, 1, tasks).withColumnRenamed("id", "slice")
+        task = _slice_task(types, options, numba_cache_dir(), [text for _, text in rows])
+    else:
+        frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
+                                      "slice long, files string")
+        task = _slice_task(types, options, numba_cache_dir())
     kinds = [name for name, on in (("n-grams", options["ngram"]), ("Bloom filters", options["bloom"]),
                                    ("dictionaries", options["dictionaries"]),
                                    ("computing missing statistics", options["compute_missing"]))
@@ -109,16 +115,20 @@ def _parallelism(spark) -> int:
     return int(spark.conf.get("spark.default.parallelism", None) or 8)
 
 
-def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None):
-    """The function each task runs: its slices' statistics as Arrow IPC bytes."""
+def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None,
+                slices: list[str] | None = None):
+    """The function each task runs: its slices' statistics as Arrow IPC bytes. The slices'
+    files come in the rows (a ``files`` column), or with the function (``slices``)."""
     def run(batches):
         use_numba_cache(cache_dir)
         from prune_engine.stats.collect import collect_part
         from prune_engine.stats.listing import SourceFile
 
         for batch in batches:
-            for k, text in zip(batch.column("slice").to_pylist(),
-                               batch.column("files").to_pylist()):
+            numbers = batch.column("slice").to_pylist()
+            texts = [slices[k] for k in numbers] if slices is not None else \
+                batch.column("files").to_pylist()
+            for k, text in zip(numbers, texts):
                 files = [SourceFile(path, dict(parts)) for path, parts in json.loads(text)]
                 stats = collect_part(files, types, options["granularity"], options["columns"],
                                      ngram=options["ngram"], gram_size=options["gram_size"],

@@ -118,3 +118,10 @@ def test_a_fresh_process_gets_the_same_statistics_from_its_first_call(tmp_path):
                          capture_output=True, text=True, check=True, timeout=600)
     assert run.stdout.strip() == "False", "the first call was answered before numba was ready"
     assert pe.read_stats(str(out)).table.equals(expected.table)
+
+
+def test_a_warm_cache_is_loaded_at_once():
+    """Kernels in numba's cache are loaded by the first call itself (no twins, no child)."""
+    kernels = parquet.FOOTER_KERNELS
+    assert kernels.wait(600)  # this process: compiled or loaded by now
+    assert kernels._cached(_thrift), "numba's cache holds the kernels' index"
