@@ -54,11 +54,15 @@ class Kernels:
         self._lock = threading.Lock()
         self._twins: SimpleNamespace | None = None
         self.failure: BaseException | None = None
+        self._compiled = None  # the compiled module, once get() returns it
 
     def get(self):
         """The compiled module when ready; else (starting the compilation) the twins."""
+        if self._compiled is not None:  # the hot path: every footer asks
+            return self._compiled
         if self._ready.is_set() or os.environ.get("PRUNE_ENGINE_WARM", "1") == "0":
-            return importlib.import_module(self.module)
+            self._compiled = importlib.import_module(self.module)
+            return self._compiled
         with self._lock:
             if not self._started:
                 self._started = True

@@ -15,10 +15,6 @@ import pytest
 import prune_engine as pe
 import prune_engine.spark as pes
 
-#: docstrings still to complete, each expected to fail until its owner adds what is missing
-PENDING: dict[str, str] = {}
-
-
 def _public_functions() -> list:
     return list(_each_public_function())
 
@@ -28,10 +24,7 @@ def _each_public_function():
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isfunction(obj):
-                qualified = f"{module.__name__}.{name}"
-                marks = [pytest.mark.xfail(reason=PENDING[qualified], strict=False)] \
-                    if qualified in PENDING else []
-                yield pytest.param(obj, id=qualified, marks=marks)
+                yield pytest.param(obj, id=f"{module.__name__}.{name}")
 
 
 def _missing(function) -> tuple[bool, list[str]]:

@@ -58,20 +58,33 @@ def collect_stats(spark, source, granularity: str = "row_group",
         import prune_engine.spark as pes
         stats = pes.collect_stats(spark, "lake/", granularity="file")
     """
-    from prune_engine.stats.collect import index_names
     from prune_engine.stats.listing import list_source, partition_types
 
     from prune_engine.spark._source import source_roots
 
     listing = list_source(source_roots(spark, source))
-    options = {"granularity": granularity, "columns": None if columns is None else list(
+    options = collect_options(granularity, columns, ngram=ngram, gram_size=gram_size,
+                              ngram_case_insensitive=ngram_case_insensitive,
+                              on_error=on_error, bloom=bloom, dictionaries=dictionaries,
+                              dictionary_bytes=dictionary_bytes,
+                              compute_missing=compute_missing)
+    return collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
+                         options, files_per_task)
+
+
+def collect_options(granularity: str = "row_group", columns: Sequence[str] | None = None, *,
+                    ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
+                    on_error: str = "raise", bloom=None, dictionaries=None,
+                    dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False) -> dict:
+    """The options of a statistics job, as ``collect_part`` takes them in the executors."""
+    from prune_engine.stats.collect import index_names
+
+    return {"granularity": granularity, "columns": None if columns is None else list(
         [columns] if isinstance(columns, str) else columns), "ngram": ngram,
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
         "on_error": on_error, "bloom": index_names(bloom, "bloom"),
         "dictionaries": index_names(dictionaries, "dictionaries"),
         "dictionary_bytes": dictionary_bytes, "compute_missing": compute_missing}
-    return collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
-                         options, files_per_task)
 
 
 def collect_files(spark, files, types: pa.Schema, options: dict,
@@ -96,10 +109,10 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
         frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                       "slice long, files string")
         task = _slice_task(types, options, numba_cache_dir())
-    kinds = [name for name, on in (("n-grams", options["ngram"]), ("Bloom filters", options["bloom"]),
-                                   ("dictionaries", options["dictionaries"]),
-                                   ("computing missing statistics", options["compute_missing"]))
-             if on]
+    kinds = [name for name, key in (("n-grams", "ngram"), ("Bloom filters", "bloom"),
+                                    ("dictionaries", "dictionaries"),
+                                    ("computing missing statistics", "compute_missing"))
+             if options[key]]
     with job_description(spark, f"prune_engine: statistics of {len(files)} files "
                                 f"({', '.join([options['granularity'], *kinds])})"):
         out = frame.mapInArrow(task, _OUT).collect()

@@ -113,7 +113,6 @@ def recorded_identity(entry) -> tuple[int, ...] | None:
 
 def changed(recorded: tuple | None, now: tuple) -> bool:
     """Whether the file differs from its recorded identity in a field both know."""
-    if recorded is None:
-        return False
-    common = min(len(recorded), len(now))
-    return recorded[:common] != now[:common]
+    from prune_engine.stats.listing import agree
+
+    return recorded is not None and not agree(recorded, now)

@@ -27,7 +27,7 @@ import tempfile
 import time
 import warnings
 
-from prune_engine.stats.dictionary import MAX_BYTES
+from prune_engine.spark._collect import collect_options
 from prune_engine.stats.table import StatsTable
 
 log = logging.getLogger("prune_engine.spark")
@@ -35,9 +35,7 @@ log = logging.getLogger("prune_engine.spark")
 CONF = "spark.prune_engine.statsDir"
 ENV = "PRUNE_ENGINE_STATS_DIR"
 #: the statistics collected for a source given no statistics
-OPTIONS = {"granularity": "file", "columns": None, "ngram": None, "gram_size": 3,
-           "ngram_case_insensitive": False, "on_error": "raise", "bloom": None,
-           "dictionaries": None, "dictionary_bytes": MAX_BYTES, "compute_missing": True}
+OPTIONS = collect_options("file", compute_missing=True)
 
 
 def stats_dir(spark) -> str:

@@ -85,8 +85,11 @@ def unchanged(recorded, identity: list) -> bool:
     >>> unchanged([10, 5], [10, 5, 77, 9]), unchanged([10, 5, 77, 8], [10, 5, 77, 9])
     (True, False)
     """
-    if not recorded or identity[0] is None:
-        return False
+    return bool(recorded) and identity[0] is not None and agree(recorded, identity)
+
+
+def agree(recorded, identity) -> bool:
+    """Whether two identities agree on every field both hold (a shorter one holds fewer)."""
     common = min(len(recorded), len(identity))
     return list(recorded[:common]) == list(identity[:common])
 
