@@ -11,7 +11,7 @@ LOCK := requirements/dev.lock
 BUILD_LOCK := requirements/build.lock
 PYTEST_ALL := -m pytest -q --doctest-modules prune_engine tests
 
-.PHONY: demo test test-fast test-latest test-oldest lock fuzz bench bench-quick clean
+.PHONY: demo test test-fast test-latest test-oldest lock fuzz bench bench-quick notebooks clean
 
 # a venv with uv in it (uv is only the installer; the project never imports it)
 define make_venv
@@ -83,6 +83,11 @@ bench: $(VENV)/.installed
 
 bench-quick: $(VENV)/.installed
 	$(PY) bench/run.py --quick
+
+# execute every notebook in place and keep its outputs (pictures included), to be committed;
+# tests/test_notebooks.py fails on a notebook whose code changed since (about 2 minutes)
+notebooks: $(VENV)/.installed
+	$(PY) notebooks/execute.py
 
 clean:
 	rm -rf $(VENV) .venv-latest .venv-oldest .venv-lock .pytest_cache .hypothesis .benchmarks

@@ -19,10 +19,13 @@ are collected with ``pe.collect_stats(lake, granularity="file", bloom=True)``. G
     bloom lookup      ``count(*) WHERE k = v`` end to end: pe.scan (statistics collected
                       beforehand) against DuckDB (probes the Bloom filters while scanning),
                       pyarrow.dataset (min/max only) and DataFusion (when installed)
+    bloom string lookup
+                      the same for ``s = v``
     bloom first call  a fresh process's import and first Bloom probe, numba cache cold or warm
     bloom spark ...   a second lake written by Spark (parquet-java's filters, ``SPARK_ROWS``
                       rows per file) on one local[2] session: ``pes.collect_stats(spark, lake,
-                      bloom=True)`` and the files it keeps; ``k = v`` end to end, plain
+                      bloom=True)`` and the files it keeps; ``k = v`` (group ``bloom spark
+                      lookup``) and ``s = v`` (``bloom spark lookup s = v``) end to end, plain
                       ``spark.read.parquet(lake).where(...)`` (parquet-java probes the filters
                       of the row groups it opens) against ``pes.read`` (files ruled out first)
 
@@ -31,6 +34,34 @@ their bound (``bound``: 1 + 2 x FPP x files for ``=``; the expected count plus 2
 for ``IN``, see ``bloom_lake.in_bound``), the false-positive rate measured on absent keys
 (``fpp_measured``), ``files_per_s``, ``bloom_bytes`` and ``footer_bytes`` (the sum of the
 footer lengths), and a peer's time as a multiple of pe.scan's in the same run (``vs_pe_scan``).
+
+Files and row groups each engine opens for a lookup (issue #20), in ``extra_info`` of the
+lookups (``files_opened``, ``row_groups_read``, ``row_groups_total``) and in a table printed at
+the end of the run (``engine_metrics.py``). ``files_opened``: files whose footer the query reads;
+``row_groups_read``: row groups whose data it reads; ``row_groups_total``: from the footers (every
+file of both lakes is one row group). Taken from each engine's own account of the timed query,
+or of one more run of it:
+
+    pe.scan           its summary (``return_summary=True``): ``files_total`` (its planner reads
+                      every listed file's footer, statistics given or not), ``row_groups_read``
+                      (file statistics keep a file's row groups whole)
+    DuckDB            ``EXPLAIN (ANALYZE, FORMAT JSON)``: the parquet scan's ``Total Files
+                      Read`` and ``row_groups_scanned`` of ``total_row_groups_to_scan``
+    pyarrow.dataset   every fragment's footer; the row groups min/max keep
+                      (``fragment.split_by_row_group(filter)``, the test ``count_rows`` applies)
+    DataFusion        the scan's (``DataSourceExec``) metrics of the executed plan
+                      (``df.execution_plan()`` after the run, what ``EXPLAIN ANALYZE`` prints):
+                      the distinct files of its per-file metrics (footers read, or found in the
+                      session's metadata cache after the first run); row groups: matched by
+                      ``row_groups_pruned_statistics``, less those ``row_groups_pruned_bloom_
+                      filter`` pruned (total - matched); ``rows_scanned`` (the scan's output
+                      rows) and ``bytes_scanned`` besides
+    Spark             the ``FileSourceScanExec`` metrics of the last timed run: ``number of files
+                      read`` (each task opens its files' footers); row groups: ``number of output
+                      rows`` over ``SPARK_ROWS`` (Spark has no row-group metric; the vectorized
+                      reader outputs every row of the row groups parquet-java's RowGroupFilter
+                      keeps, as record-level filtering is off by default, and every row group of
+                      the Spark lake holds ``SPARK_ROWS`` rows: checked)
 
 Quick mode (``--bench-rounds`` given, as ``bench/run.py --quick`` does) uses 200 files;
 ``BLOOM_BENCH_FILES`` sets the count (both lakes). ``-k "not spark"`` leaves Spark out. Run::
@@ -49,6 +80,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import bloom_lake
+import engine_metrics
 import prune_engine as pe
 from bloom_lake import FPP
 from first_call import measure
@@ -272,13 +304,26 @@ def test_collect(benchmark, rounds, lake, bloom):
 
 # -- point lookup end to end, against the engines that probe Bloom filters while scanning ------
 
-def _lookup_key(lake) -> int:
-    return int(lake.k_samples[len(lake.files) // 3, 2])
+def _lookup(lake, column: str):
+    """The key of ``column = v``, one of the third file's samples."""
+    value = _samples(lake, column)[len(lake.files) // 3, 2]
+    return int(value) if column == "k" else str(value)
 
 
-def _peer(benchmark, rounds, lake, engine: str, fn, what: str = "rows", **info):
-    group = f"bloom lookup {len(lake.files)} files"
-    _record(benchmark, group, engine, files=len(lake.files), **info)
+def _lookup_group(lake, column: str) -> str:
+    # ``s = v`` in a group of its own: report.py's lookup table compares the engines of one
+    # group with the group's first pe.scan, and knows the ``k = v`` group alone
+    return f"bloom {'lookup' if column == 'k' else 'string lookup'} {len(lake.files)} files"
+
+
+@pytest.fixture(scope="session")
+def lake_row_groups(lake) -> int:
+    return engine_metrics.row_groups(lake.files)[0]
+
+
+def _peer(benchmark, rounds, lake, column, engine: str, fn, what: str = "rows", **info):
+    group = _lookup_group(lake, column)
+    _record(benchmark, group, engine, scenario=f"{column} = v", files=len(lake.files), **info)
     count = benchmark.pedantic(fn, rounds=rounds(5), iterations=1, warmup_rounds=1)
     assert count >= 1
     benchmark.extra_info[what] = int(count)
@@ -289,55 +334,91 @@ def _peer(benchmark, rounds, lake, engine: str, fn, what: str = "rows", **info):
         benchmark.extra_info["vs_pe_scan"] = seconds / _BASE[group]
 
 
-def test_lookup_pe_scan(benchmark, rounds, lake, stats):
-    key = _lookup_key(lake)
+def _opened(benchmark, lake_name: str, row_groups_total: int, **counts):
+    """Record the files and row groups an engine opened (``engine_metrics``) for the table
+    printed at the end."""
+    benchmark.extra_info.update(counts, row_groups_total=row_groups_total)
+    assert counts["row_groups_read"] >= 1, "the row group holding the key was skipped"
+    engine_metrics.note(benchmark, lake_name)
+
+
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_lookup_pe_scan(benchmark, rounds, lake, stats, column):
+    """pe.scan with the statistics collected beforehand: ``files_opened`` is the footers its
+    planner reads (every listed file's, each call), ``row_groups_read`` the kept files' row
+    groups (file statistics keep a file whole), from the scan's summary."""
+    expr = f"{column} = {_sql([_lookup(lake, column)])}"
     summaries = []
 
     def run():
-        table, summary = pe.scan(lake.root, f"k = {key}", columns=["k"], stats=stats,
+        table, summary = pe.scan(lake.root, expr, columns=[column], stats=stats,
                                  return_summary=True)
         summaries.append(summary)
         return table.num_rows
 
-    _peer(benchmark, rounds, lake, "pe.scan", run)
-    benchmark.extra_info["files_read"] = summaries[-1].files_read
+    _peer(benchmark, rounds, lake, column, "pe.scan", run)
+    s = summaries[-1]
+    benchmark.extra_info["files_read"] = s.files_read
+    _opened(benchmark, "pyarrow-written", s.row_groups_total, files_opened=s.files_total,
+            row_groups_read=s.row_groups_read)
 
 
-def test_lookup_pe_prune(benchmark, rounds, lake, stats):
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_lookup_pe_prune(benchmark, rounds, lake, stats, column):
     """The pruning alone (what pe.scan spends before reading the kept files)."""
-    key = _lookup_key(lake)
-    _peer(benchmark, rounds, lake, "pe.prune only",
-          lambda: int(_kept(stats, f"k = {key}").sum()), what="kept")
+    expr = f"{column} = {_sql([_lookup(lake, column)])}"
+    _peer(benchmark, rounds, lake, column, "pe.prune only",
+          lambda: int(_kept(stats, expr).sum()), what="kept")
 
 
-def test_lookup_duckdb(benchmark, rounds, lake):
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_lookup_duckdb(benchmark, rounds, lake, lake_row_groups, column):
+    """DuckDB; its files and row groups from ``EXPLAIN (ANALYZE, FORMAT JSON)`` of the same
+    query (``Total Files Read``, ``row_groups_scanned``)."""
     import duckdb
 
     con = duckdb.connect()
     glob = os.path.join(lake.root, "*.parquet")
-    sql = f"SELECT count(*) FROM read_parquet('{glob}') WHERE k = {_lookup_key(lake)}"
-    _peer(benchmark, rounds, lake, "duckdb", lambda: con.execute(sql).fetchone()[0],
+    sql = (f"SELECT count(*) FROM read_parquet('{glob}') "
+           f"WHERE {column} = {_sql([_lookup(lake, column)])}")
+    _peer(benchmark, rounds, lake, column, "duckdb", lambda: con.execute(sql).fetchone()[0],
           threads=con.execute("SELECT current_setting('threads')").fetchone()[0])
+    counts = engine_metrics.duckdb_scan(con, sql)
+    assert counts.pop("row_groups_to_scan") == lake_row_groups
+    _opened(benchmark, "pyarrow-written", lake_row_groups, **counts)
 
 
-def test_lookup_pyarrow_dataset(benchmark, rounds, lake):
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_lookup_pyarrow_dataset(benchmark, rounds, lake, lake_row_groups, column):
+    """pyarrow.dataset (min/max alone): every footer, and the row groups min/max keep."""
     dataset = ds.dataset(lake.root, format="parquet")
-    key = _lookup_key(lake)
-    _peer(benchmark, rounds, lake, "pyarrow.dataset",
-          lambda: dataset.count_rows(filter=ds.field("k") == pa.scalar(key, pa.int64())))
+    value = _lookup(lake, column)
+    expr = ds.field(column) == (pa.scalar(value, pa.int64()) if column == "k" else value)
+    _peer(benchmark, rounds, lake, column, "pyarrow.dataset",
+          lambda: dataset.count_rows(filter=expr))
+    _opened(benchmark, "pyarrow-written", lake_row_groups,
+            **engine_metrics.pyarrow_scan(dataset, expr))
 
 
-def test_lookup_datafusion(benchmark, rounds, lake):
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_lookup_datafusion(benchmark, rounds, lake, lake_row_groups, column):
+    """DataFusion (Bloom filters on read); its files and row groups from the metrics of the
+    scan (``DataSourceExec``) of one more run, as ``EXPLAIN ANALYZE`` prints them."""
     datafusion = pytest.importorskip("datafusion")
     ctx = datafusion.SessionContext()
     ctx.register_parquet("lake", lake.root)
-    sql = f"SELECT count(*) FROM lake WHERE k = {_lookup_key(lake)}"
+    sql = f"SELECT count(*) FROM lake WHERE {column} = {_sql([_lookup(lake, column)])}"
     bloom = ctx.sql("SELECT value FROM information_schema.df_settings WHERE name = "
                     "'datafusion.execution.parquet.bloom_filter_on_read'").to_pylist() \
         if _has_information_schema(ctx) else []
-    _peer(benchmark, rounds, lake, "datafusion",
+    _peer(benchmark, rounds, lake, column, "datafusion",
           lambda: ctx.sql(sql).to_arrow_table().column(0)[0].as_py(),
           bloom_filter_on_read=bloom[0]["value"] if bloom else "default")
+    df = ctx.sql(sql)
+    df.to_arrow_table()
+    counts = engine_metrics.datafusion_scan(df)
+    assert counts["row_groups_examined"] == lake_row_groups
+    _opened(benchmark, "pyarrow-written", lake_row_groups, **counts)
 
 
 def _has_information_schema(ctx) -> bool:
@@ -346,6 +427,14 @@ def _has_information_schema(ctx) -> bool:
         return True
     except Exception:  # information_schema off in this version's defaults
         return False
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _files_and_row_groups_table(request):
+    """At the end of the suite, the files and row groups each engine opened, in a table."""
+    yield
+    engine_metrics.print_table(request.config, "Bloom lookups: files and row groups opened")
+    engine_metrics.ROWS.clear()
 
 
 # -- first call ----------------------------------------------------------------------------------
@@ -427,45 +516,80 @@ def spark_stats(spark_lake):
     return pe.collect_stats(spark_lake[0], granularity="file", bloom=True, progress=False)
 
 
-def test_spark_lookup_plain(benchmark, rounds, spark, spark_lake):
+@pytest.fixture(scope="module")
+def spark_row_groups(spark_lake) -> int:
+    """The Spark lake's row groups, each of ``SPARK_ROWS`` rows (what makes the row groups
+    Spark reads exact: the rows its scan outputs over ``SPARK_ROWS``)."""
+    total, sizes = engine_metrics.row_groups(spark_lake[1])
+    assert sizes == {SPARK_ROWS}, f"row groups of {sizes} rows, not all {SPARK_ROWS}"
+    return total
+
+
+def _spark_lookup(spark_lake, column: str) -> tuple[str, str]:
+    """``column = v`` on the Spark lake (a present key) and its benchmark group."""
+    root, paths, key, skey = spark_lake
+    expr = f"k = {key}" if column == "k" else f"s = {_sql([skey])}"
+    # k = v keeps the group name of the runs before s = v was added
+    group = f"bloom spark lookup{'' if column == 'k' else ' s = v'} {len(paths)} files"
+    return expr, group
+
+
+def _spark_opened(benchmark, df, row_groups_total: int) -> None:
+    """``files_opened``: the scan's ``number of files read``; ``row_groups_read``: its
+    ``number of output rows`` over ``SPARK_ROWS`` (the vectorized reader outputs every row of
+    the row groups parquet-java's RowGroupFilter keeps: statistics, dictionaries and Bloom
+    filters; record-level filtering is off by default), for the last timed run."""
+    counts = engine_metrics.spark_scan(df)
+    assert counts["rows_scanned"] % SPARK_ROWS == 0, counts
+    _opened(benchmark, "Spark-written", row_groups_total, **counts,
+            row_groups_read=counts["rows_scanned"] // SPARK_ROWS)
+
+
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_spark_lookup_plain(benchmark, rounds, spark, spark_lake, spark_row_groups, column):
     """Plain Spark: ``spark.read.parquet(lake).where("k = v")``, parquet-java probing the
     Bloom filters of each row group it opens (``files_scanned``: files the scan listed)."""
     import prune_engine.spark as pes
 
-    root, paths, key, _ = spark_lake
-    group = f"bloom spark lookup {len(paths)} files"
-    _record(benchmark, group, "plain", files=len(paths))
+    root, paths, _, _ = spark_lake
+    expr, group = _spark_lookup(spark_lake, column)
+    _record(benchmark, group, "plain", scenario=f"{column} = v", files=len(paths))
 
     def run():
-        df = spark.read.parquet(root).where(f"k = {key}")
+        df = spark.read.parquet(root).where(expr)
         df.collect()
         return df
 
     df = benchmark.pedantic(run, rounds=rounds(5), iterations=1, warmup_rounds=1)
-    benchmark.extra_info.update(files_scanned=pes.files_scanned(df), rows=df.count())
     _BASE[group] = benchmark.stats.stats.median
+    benchmark.extra_info["files_scanned"] = pes.files_scanned(df)
+    _spark_opened(benchmark, df, spark_row_groups)
+    benchmark.extra_info["rows"] = df.count()
 
 
-def test_spark_lookup_pes(benchmark, rounds, spark, spark_lake, spark_stats):
+@pytest.mark.parametrize("column", ["k", "s"])
+def test_spark_lookup_pes(benchmark, rounds, spark, spark_lake, spark_stats, spark_row_groups,
+                          column):
     """``pes.read(spark, lake, "k = v", stats=...)``: the files the Bloom filters rule out are
     never listed to Spark."""
     import prune_engine.spark as pes
 
-    root, paths, key, _ = spark_lake
-    group = f"bloom spark lookup {len(paths)} files"
-    _record(benchmark, group, "prune_engine", files=len(paths))
+    root, paths, _, _ = spark_lake
+    expr, group = _spark_lookup(spark_lake, column)
+    _record(benchmark, group, "prune_engine", scenario=f"{column} = v", files=len(paths))
     summaries = []
 
     def run():
-        df, summary = pes.read(spark, root, f"k = {key}", stats=spark_stats,
-                               return_summary=True)
+        df, summary = pes.read(spark, root, expr, stats=spark_stats, return_summary=True)
         summaries.append(summary)
         df.collect()
         return df
 
     df = benchmark.pedantic(run, rounds=rounds(5), iterations=1, warmup_rounds=1)
     benchmark.extra_info.update(
-        files_scanned=pes.files_scanned(df), kept=summaries[-1].files_read, rows=df.count(),
+        files_scanned=pes.files_scanned(df), kept=summaries[-1].files_read,
         prune_s=float(np.median([s.prune_seconds for s in summaries])))
+    _spark_opened(benchmark, df, spark_row_groups)
+    benchmark.extra_info["rows"] = df.count()
     if group in _BASE:
         benchmark.extra_info["plain_over_prune_engine"] = _BASE[group] / benchmark.stats.stats.median

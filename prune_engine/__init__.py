@@ -34,7 +34,7 @@ from prune_engine.errors import (
     UnknownColumnError,
 )
 from prune_engine.expr.builder import col, lit
-from prune_engine.api import Predicate, Source, compile, explain, prune
+from prune_engine.api import Predicate, Source, classify, compile, explain, prune, prune_topk
 from prune_engine.compiler.plan import PruningProgram
 from prune_engine.stats.table import StatsTable
 
@@ -42,11 +42,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     # pruning
-    "prune", "compile", "explain", "PruningProgram",
+    "prune", "classify", "prune_topk", "compile", "explain", "PruningProgram",
     # expressions, and the types the API accepts
     "col", "lit", "Predicate", "Source",
-    # reading
-    "scan", "scan_batches",
+    # reading, and answers from the statistics
+    "scan", "scan_batches", "aggregate",
     # statistics
     "StatsTable", "collect_stats", "stats_from_arrow", "read_stats", "update_stats",
     "stats_from_delta", "stats_from_iceberg",
@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run)
+    from prune_engine.answers import aggregate
     from prune_engine.scanning.api import scan, scan_batches
     from prune_engine.stats.collect import collect_stats, update_stats
     from prune_engine.stats.delta import stats_from_delta
@@ -66,6 +67,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run
 
 # heavier entry points load on first use, so that `import prune_engine` stays fast
 _LAZY = {
+    "aggregate": "prune_engine.answers",
     "collect_stats": "prune_engine.stats.collect",
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",

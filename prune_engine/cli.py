@@ -114,11 +114,11 @@ def _stats(args) -> None:
     table_format = "Delta log" if args.delta else "Iceberg manifests" if args.iceberg else None
     if table_format and (args.ngram or args.granularity == "row_group" or args.threads
                          or args.bloom is not None or args.dictionaries is not None
-                         or args.compute_missing or args.on_error is not None):
+                         or args.compute_missing or args.on_error is not None or args.nan_free):
         raise CommandError(f"--{'delta' if args.delta else 'iceberg'} reads per-file statistics "
                            "from the table's metadata: it takes --granularity file, and no "
-                           "--ngram, --bloom, --dictionaries, --compute-missing, --threads or "
-                           "--on-error")
+                           "--ngram, --bloom, --dictionaries, --compute-missing, --nan-free, "
+                           "--threads or --on-error")
     if args.version is not None and not args.delta:
         raise CommandError("--version is a Delta table's version: it needs --delta")
     if args.delta:
@@ -131,7 +131,7 @@ def _stats(args) -> None:
                                  bloom=True if args.bloom == [] else args.bloom,
                                  dictionaries=True if args.dictionaries == []
                                  else args.dictionaries, compute_missing=args.compute_missing,
-                                 on_error=args.on_error or "raise")
+                                 nan_free=args.nan_free, on_error=args.on_error or "raise")
     stats.save(args.output)
     seconds = time.perf_counter() - started
     skipped = list(stats.metadata.get("skipped_files") or [])
@@ -314,42 +314,59 @@ def _explain(args) -> None:
     import prune_engine as pe
 
     report = pe.explain(pe.read_stats(args.stats), args.sql)
-    containers = report.column("container").to_pylist()
-    keep = report.column("keep").to_pylist()
-    reasons = report.column("reason").to_pylist()
-    pruned = [(c, r) for c, k, r in zip(containers, keep, reasons) if not k]
-    counts: dict[str, int] = {}
-    for _, reason in pruned:
-        counts[reason or "?"] = counts.get(reason or "?", 0) + 1
-    counted = sorted(counts.items(), key=lambda kv: -kv[1])
-    rows = [(c, k, r) for c, k, r in zip(containers, keep, reasons) if args.all or not k]
+    names = report.column_names
+    records = [dict(zip(names, values)) for values in zip(
+        *(report.column(name).to_pylist() for name in names))]
+    pruned = [r for r in records if not r["keep"]]
+    answers = {a: sum(r["answer"] == a for r in records) for a in ("none", "some", "all")}
+    counted = _counted(r["reason"] for r in pruned)
+    kept_counted = _counted(r["kept_because"] for r in records if r["keep"])
+    rows = [r for r in records if args.all or not r["keep"]]
     if args.format == "json":
         shown = rows[:_limit(args, None)]
         _emit_json({
             "predicate": args.sql,
-            "containers_total": len(containers),
+            "containers_total": len(records),
             "containers_pruned": len(pruned),
+            "answers": answers,
             "reasons": dict(counted),
-            "containers": [{"container": c, "keep": k, "reason": r} for c, k, r in shown],
+            "kept_reasons": dict(kept_counted),
+            "containers": shown,
             "containers_omitted": len(rows) - len(shown),
         })
         return
     if args.format == "csv":
-        _emit_csv(["container", "keep", "reason"],
-                  [[c, "true" if k else "false", r] for c, k, r in rows[:_limit(args, None)]])
+        _emit_csv(names, [["true" if v is True else "false" if v is False else v
+                           for v in r.values()] for r in rows[:_limit(args, None)]])
         return
-    print(f"pruned {len(pruned)} of {len(containers)} containers"
+    print(f"pruned {len(pruned)} of {len(records)} containers"
           + (", because the statistics prove empty:" if pruned else ""))
     for reason, count in counted:
         print(f"  {count:6d}  {reason}")
-    shown = [("keep" if k else "prune", c, r or ("may match" if k else "?"))
-             for c, k, r in rows[:_limit(args, 20)]]
+    print(f"answers: {answers['none']} NONE (no row matches), {answers['some']} SOME (may "
+          f"match), {answers['all']} ALL (every row matches)")
+    if kept_counted:
+        print(f"kept {len(records) - len(pruned)}, because:")
+        for reason, count in kept_counted[:_limit(args, 20)]:
+            print(f"  {count:6d}  {reason}")
+        _more(len(kept_counted), len(kept_counted[:_limit(args, 20)]))
+    shown = [(r["answer"].upper(), r["container"],
+              (r["kept_because"] or "may match") if r["keep"] else r["reason"] or "?")
+             for r in rows[:_limit(args, 20)]]
     if shown:
         print()
         width = max(len(c) for _, c, _ in shown)
         for verdict, container, reason in shown:
             print(f"{verdict:<5}  {container:<{width}}  {reason}")
     _more(len(rows), len(shown))
+
+
+def _counted(reasons) -> list[tuple[str, int]]:
+    """Each distinct reason with how many containers give it, the most frequent first."""
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        counts[reason or "?"] = counts.get(reason or "?", 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
 # ------------------------------------------------------------------------------ scan
@@ -365,7 +382,8 @@ def _scan(args) -> None:
     stats = pe.read_stats(args.stats) if args.stats else None
     (table, summary), skipped = _scan_skipping(
         lambda source: pe.scan(source, where=args.where, columns=args.columns, stats=stats,
-                               flatten=args.flatten, return_summary=True),
+                               flatten=args.flatten, return_summary=True,
+                               order_by=args.order_by, limit=args.limit),
         args.source, args.on_error == "skip")
     try:
         pq.write_table(table, args.output)
@@ -539,6 +557,7 @@ pipe was closed. Errors are one line on stderr.""")
     p = _command(sub, "stats", "collect the statistics of a Parquet lake and save them",
                  "  prune-engine stats lake/ -o stats.parquet --granularity row_group "
                  "--ngram url\n  prune-engine stats lake/ -o stats.parquet --bloom user_id"
+                 "\n  prune-engine stats lake/ -o stats.parquet --nan-free amount,price"
                  "\n  prune-engine stats 'lake/day=2024-03-0*/*.parquet' -o "
                  "march.parquet --granularity file\n  prune-engine stats warehouse/events -o "
                  "events.parquet --granularity file --delta\n  prune-engine stats db.events -o "
@@ -564,6 +583,10 @@ pipe was closed. Errors are one line on stderr.""")
                    help="read the column chunks whose footers have no statistics (INT96 "
                         "timestamps as Spark writes them, writers that skip statistics) and "
                         "compute them")
+    p.add_argument("--nan-free", type=column_paths, action="extend", metavar="COLUMNS",
+                   help="comma-separated float columns you promise hold no NaN: their "
+                        "nan_count is 0, so ranges (>, >=) prune on them (a NaN there loses "
+                        "the rows only it matches; one the footers count is an error)")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="footer-reading threads (default: one per core)")
     source = p.add_mutually_exclusive_group()
@@ -600,8 +623,9 @@ pipe was closed. Errors are one line on stderr.""")
                         "and kept_containers, the counts stay whole; csv, paths: default all; "
                         "0: all)")
 
-    p = _command(sub, "explain", "per container: kept or pruned, and the part of the "
-                 "predicate its statistics proved empty",
+    p = _command(sub, "explain", "per container: NONE, SOME or ALL of its rows match, and "
+                 "why: the part of the predicate its statistics proved empty, or the tests "
+                 "that could not prune it",
                  "  prune-engine explain stats.parquet \"country = 'IS' AND amount > 900\" "
                  "--limit 5\n  prune-engine explain stats.parquet \"amount > 900\" --all "
                  "--format csv > containers.csv", _explain)
@@ -613,16 +637,19 @@ pipe was closed. Errors are one line on stderr.""")
                    help="list at most N containers (table: default 20; json, csv: default "
                         "all; 0: all)")
     _format(p, "explain", "table: for people (default); json: one object (predicate, "
-            "containers_total, containers_pruned, reasons {reason: count}, containers "
-            "[{container, keep, reason}], containers_omitted by --limit); csv: container, "
-            "keep, reason (empty where kept)")
+            "containers_total, containers_pruned, answers {none, some, all: count}, reasons "
+            "{reason: count}, kept_reasons {kept_because: count}, containers [{container, "
+            "keep, reason, kept_because, answer}], containers_omitted by --limit); csv: "
+            "container, keep, reason (empty where kept), kept_because (empty where pruned), "
+            "answer")
 
     p = _command(sub, "scan", "read the matching rows of the kept row groups into a Parquet "
                  "file, only the columns asked for",
                  "  prune-engine scan lake/ --where \"amount > 900\" --columns ts,client.os,"
                  "items.price \\\n      -o out.parquet --stats stats.parquet\n  prune-engine "
                  "scan lake/ --where \"amount > 900\" -o out.parquet --on-error skip --format "
-                 "json", _scan)
+                 "json\n  prune-engine scan lake/ --order-by \"ts DESC\" --limit 100 -o "
+                 "latest.parquet", _scan)
     p.add_argument("source", metavar="SOURCE",
                    help="a Parquet file, a directory (Hive key=value folders are partitions) "
                         "or a glob")
@@ -635,6 +662,13 @@ pipe was closed. Errors are one line on stderr.""")
                    help="statistics to prune with (default: read from the footers now)")
     p.add_argument("--flatten", action="store_true",
                    help="one top-level column per path (a_b_c) instead of nested structs")
+    p.add_argument("--limit", type=_count, default=None, metavar="K",
+                   help="at most K rows (SQL LIMIT): the containers where every row matches "
+                        "are read first, and reading stops at K rows")
+    p.add_argument("--order-by", metavar="ORDER",
+                   help="with --limit: the first K rows in this order, 'column [ASC|DESC] "
+                        "[NULLS FIRST|LAST]' (top-k: containers that cannot hold one are "
+                        "not read)")
     p.add_argument("--on-error", choices=ON_ERROR, default="raise",
                    help="an unreadable file (footer or pages): raise: an error (default); "
                         "skip: a warning on stderr, listed in the JSON's skipped_files, and "

@@ -248,11 +248,14 @@ def test_explain_lists_the_pruned_with_their_reason(stats_file, capsys):
     code, out, _ = run(capsys, "explain", stats_file, sql, "--limit", "0")
     assert code == 0
     assert out.startswith(f"pruned {pruned.num_rows} of 24 containers")
-    rows = [line.split() for line in out.splitlines() if line.startswith("prune ")]
+    rows = [line.split() for line in out.splitlines() if line.startswith("NONE ")]
     assert [r[1] for r in rows] == pruned.column("container").to_pylist()
-    for line, reason in zip([x for x in out.splitlines() if x.startswith("prune ")],
+    for line, reason in zip([x for x in out.splitlines() if x.startswith("NONE ")],
                             pruned.column("reason").to_pylist()):
         assert line.endswith(f"  {reason}"), "each pruned container with pe.explain's reason"
+    answers = expected.column("answer").to_pylist()
+    assert f"answers: {answers.count('none')} NONE (no row matches), {answers.count('some')} " \
+        f"SOME (may match), {answers.count('all')} ALL (every row matches)" in out
 
 
 def test_explain_all_and_limit(stats_file, capsys):
@@ -260,8 +263,10 @@ def test_explain_all_and_limit(stats_file, capsys):
     keep = pe.explain(pe.read_stats(stats_file), sql).column("keep").to_pylist()
     _, out, _ = run(capsys, "explain", stats_file, sql, "--all", "--limit", "0")
     verdicts = [line.split()[0] for line in out.splitlines()
-                if line.startswith(("keep ", "prune "))]
-    assert verdicts == ["keep" if k else "prune" for k in keep], "every container, in order"
+                if line.startswith(("NONE ", "SOME ", "ALL "))]
+    answers = pe.explain(pe.read_stats(stats_file), sql).column("answer").to_pylist()
+    assert verdicts == [a.upper() for a in answers], "every container, in order"
+    assert [a != "none" for a in answers] == keep
     _, out, _ = run(capsys, "explain", stats_file, sql, "--all", "--limit", "3")
     assert out.splitlines()[-1] == "... 21 more (--limit 0 shows them all)"
 
@@ -286,6 +291,23 @@ def test_scan_writes_what_pe_scan_returns(lake, stats_file, tmp_path, capsys, sq
     files = len(kept_paths(stats, sql))
     assert out.startswith(f"wrote {expected.num_rows} rows to {out_file}; read {kept} of 24 "
                           f"row groups in {files} of 6 files"), "what pe.prune keeps"
+
+
+def test_scan_top_k_and_limit(lake, stats_file, tmp_path, capsys):
+    out_file = tmp_path / "top.parquet"
+    code, out, _ = run(capsys, "scan", lake, "--order-by", "ts DESC", "--limit", "5",
+                       "--columns", "ts", "-o", out_file, "--stats", stats_file)
+    expected = pe.scan(lake, columns=["ts"], order_by="ts DESC", limit=5,
+                       stats=pe.read_stats(stats_file))
+    assert code == 0 and pq.read_table(out_file).equals(expected)
+    assert expected.column("ts").to_pylist() == sorted(
+        pq.read_table(lake, columns=["ts"]).column("ts").to_pylist(), reverse=True)[:5]
+    assert "read 1 of 24 row groups in 1 of 6 files" in out
+    code, out, _ = run(capsys, "scan", lake, "--where", "amount > 0", "--limit", "7", "-o",
+                       out_file, "--format", "json")
+    assert code == 0 and json.loads(out)["rows"] == pq.read_table(out_file).num_rows == 7
+    code, _, err = run(capsys, "scan", lake, "--order-by", "ts", "-o", out_file)
+    assert code == 2 and "limit" in err
 
 
 def test_scan_without_where_or_stats_reads_everything(lake, tmp_path, capsys):
@@ -522,9 +544,34 @@ def test_explain_csv(stats_file, capsys):
     expected = pe.explain(pe.read_stats(stats_file), sql).to_pylist()
     code, out, _ = run(capsys, "explain", stats_file, sql, "--format", "csv", "--all")
     rows = list(csv.reader(io.StringIO(out)))
-    assert code == 0 and rows[0] == ["container", "keep", "reason"]
-    assert rows[1:] == [[r["container"], "true" if r["keep"] else "false", r["reason"] or ""]
-                        for r in expected]
+    assert code == 0 and rows[0] == ["container", "keep", "reason", "kept_because", "answer"]
+    assert rows[1:] == [[r["container"], "true" if r["keep"] else "false", r["reason"] or "",
+                         r["kept_because"] or "", r["answer"]] for r in expected]
+
+
+def test_nan_free_lets_float_ranges_prune_and_explain_says_why(lake, stats_file, tmp_path,
+                                                                 capsys):
+    sql = "amount > 450"
+    _, out, _ = run(capsys, "explain", stats_file, sql, "--all", "--limit", "0")
+    assert out.startswith("pruned 0 of 24 containers"), "pyarrow writes no NaN counts"
+    assert f"  {sql}: may hold NaN: nan_count unknown" in out, "the kept ones say why"
+    declared = tmp_path / "nan_free.parquet"
+    code, _, err = run(capsys, "stats", lake, "-o", declared, "--nan-free", "amount")
+    assert code == 0 and err == ""
+    stats = pe.read_stats(declared)
+    assert stats.metadata["collect"]["nan_free"] == ["amount"], "the promise is saved with it"
+    code, out, _ = run(capsys, "explain", declared, sql, "--format", "json", "--all")
+    report = json.loads(out)
+    assert code == 0 and report["containers_pruned"] > 0, "the range prunes now"
+    assert not any("NaN" in reason for reason in report["kept_reasons"]), report
+    for row in report["containers"]:
+        path, group = row["container"].split("#rg=")
+        amounts = pq.ParquetFile(path).read_row_group(int(group), ["amount"]).column(0)
+        assert row["keep"] or not pc.any(pc.greater(amounts, 450)).as_py(), \
+            f"{row['container']} holds an amount > 450 but was pruned"
+        assert (row["reason"] is None) == row["keep"] == (row["kept_because"] is not None)
+    code, out, err = run(capsys, "stats", lake, "-o", declared, "--nan-free", "amount,country")
+    assert code == 2 and out == "" and "only float columns can hold NaN" in err
 
 
 def test_stats_json(lake, tmp_path, capsys):

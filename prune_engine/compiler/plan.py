@@ -18,6 +18,10 @@ predicate     the statistics say                     verdict
 ``x IS NULL`` null_count 0                           prune
 ``NOT b``     min TRUE                               prune: ``b = FALSE`` has no row
 ============  =====================================  ==================================
+
+``explain`` says both sides: for a pruned container, the smallest part of the predicate its
+statistics prove empty (``reason``); for a kept one, the tests that could not prune it, each
+with why (``kept_because``, e.g. ``amount > 250: may hold NaN: nan_count unknown``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from prune_engine.compiler.bind import StatsSchema
 from prune_engine.compiler.lower import Lowering
 from prune_engine.compiler.rules import rewrite
 from prune_engine.errors import PruneEngineError
-from prune_engine.evaluate.checks import AllOf, Check, mask_to_arrow
+from prune_engine.evaluate.checks import AllOf, AnyOf, Check, mask_to_arrow
 from prune_engine.evaluate.context import EvalContext
 from prune_engine.expr import nodes as n
 from prune_engine.stats import layout
@@ -77,9 +81,15 @@ class PruningProgram:
         return mask, ctx, check
 
     def explain(self, stats: StatsTable | pa.Table, *, on_invalid: str = "raise") -> pa.Table:
-        """Per container: ``container``, ``keep`` and ``reason``, the part of the predicate
-        (SQL text) that the statistics proved empty (null where kept)."""
+        """Per container: ``container``, ``keep``, ``reason``: the part of the predicate (SQL
+        text) that the statistics proved empty (null where kept), ``kept_because``: the
+        tests that keep it, each with why (null where pruned; see :func:`_kept_reasons`), and
+        ``answer``: ``none``, ``some`` or ``all`` of its rows match (:func:`pe.classify
+        <prune_engine.classify>`)."""
+        from prune_engine.compiler import classify
+
         stats = as_stats_table(stats)
+        answers = classify.to_arrow(classify.codes(self, stats, on_invalid))
         mask, ctx, check = self._evaluate(stats, on_invalid)
         reasons = np.full(ctx.n, None, dtype=object)
         pruned = ~mask
@@ -92,7 +102,10 @@ class PruningProgram:
         container = (table.column(layout.CONTAINER) if layout.CONTAINER in table.column_names
                      else pa.array([str(i) for i in range(ctx.n)]))
         return pa.table({"container": container, "keep": mask_to_arrow(mask),
-                         "reason": pa.array(reasons, type=pa.string())})
+                         "reason": pa.array(reasons, type=pa.string()),
+                         "kept_because": pa.array(_kept_reasons(check, ctx, mask),
+                                                  type=pa.string()),
+                         "answer": answers})
 
 
 def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np.ndarray) -> None:
@@ -112,6 +125,54 @@ def _assign_reasons(check: Check, ctx: EvalContext, idx: np.ndarray, reasons: np
         reasons[left] = check.sql  # no single conjunct: the combination proves it
         return
     reasons[idx] = check.sql or "FALSE"
+
+
+#: the tests ``kept_because`` names per container; past them it ends in "; ..."
+KEPT_REASONS = 3
+#: ``kept_because`` of a container kept only because its statistics are invalid
+INVALID_KEPT = "invalid statistics (kept under on_invalid='keep')"
+
+
+def _kept_reasons(check: Check, ctx: EvalContext, mask: np.ndarray) -> np.ndarray:
+    """For each kept container (``mask``): the leaf tests that keep it, in predicate order,
+    each as ``"<sql>: <why>"`` (:meth:`Check.why_kept`), joined by ``"; "``; at most
+    :data:`KEPT_REASONS`. None where pruned.
+
+    Every part of a kept AND keeps the container, and so does every part of an OR it is
+    listed under: pruning it takes all of them. The walk uses an explicit stack (predicates
+    may nest thousands deep) and stops where every container it follows is full, so a long
+    predicate costs a few of its tests."""
+    out = np.full(ctx.n, None, dtype=object)
+    count = np.zeros(ctx.n, np.int64)
+    more = np.zeros(ctx.n, dtype=bool)
+    invalid = np.zeros(ctx.n, dtype=bool) if ctx.invalid is None else ctx.invalid
+    kept = np.flatnonzero(mask & ~invalid)  # (the check keeps each of them)
+    frames = [[check, kept, 0]]
+    while frames:
+        frame = frames[-1]
+        node, at, i = frame
+        if not isinstance(node, (AllOf, AnyOf)):
+            frames.pop()
+            texts = node.why_kept(ctx)[at]
+            first = count[at] == 0
+            out[at[first]] = texts[first]
+            later = at[~first]
+            out[later] = out[later] + "; " + texts[~first]
+            count[at] += 1
+            continue
+        if i == len(node.parts):
+            frames.pop()
+            continue
+        frame[2] = i + 1
+        part = node.parts[i]
+        sub = at if isinstance(node, AllOf) else at[part.evaluate(ctx)[at]]
+        full = count[sub] >= KEPT_REASONS
+        more[sub[full]] = True
+        if (~full).any():
+            frames.append([part, sub[~full], 0])
+    out[more] = out[more] + "; ..."
+    out[mask & invalid] = INVALID_KEPT
+    return out
 
 
 def compile_predicate(expr, schema: pa.Schema | None) -> PruningProgram:

@@ -27,7 +27,9 @@ from prune_engine.evaluate.domains import (
 )
 from prune_engine.expr import nodes as n
 
-NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.Cast, n.And, n.Or, n.Not, n.Column,
+#: nodes that are NULL only where an operand is (a CAST is not among them: a cast that fails
+#: is NULL under TRY_CAST and Spark's non-ANSI mode, whatever its operand)
+NULL_PROPAGATING = (n.Compare, n.Arith, n.Negate, n.And, n.Or, n.Not, n.Column,
                     n.InList, n.Like, n.RegexpLike, n.IsNan)
 
 
@@ -302,17 +304,29 @@ def widen_leaf(e: n.Expr, negate: bool) -> n.Expr | None:
     return None
 
 
+#: nodes that are never NULL, whatever is below them
+NEVER_NULL = (n.IsNull, n.IsBool, n.IsDistinct)
+
+
 def may_be_null(e: n.Expr) -> n.Expr:
     """A predicate TRUE wherever ``e`` may evaluate to NULL (widened: it may be TRUE more often).
 
     For trees of NULL-propagating operators, ``e`` is NULL only where one of its columns is
-    NULL; anything else (a function, a NULL literal, a NULL in an IN list) may be NULL anywhere.
+    NULL; ``IS [NOT] NULL``, ``IS [NOT] TRUE`` and ``IS [NOT] DISTINCT FROM`` are never NULL
+    (what is below them does not matter); anything else (a function, a cast, a NULL literal, a
+    NULL in an IN list) may be NULL anywhere.
 
     >>> str(may_be_null(n.Compare(">", n.Column("x"), n.Column("y"))))
     'x IS NULL OR y IS NULL'
+    >>> str(may_be_null(n.Or((n.Compare(">", n.Column("x"), n.Literal(5)), n.IsNull(n.Column("x"))))))
+    'x IS NULL'
     """
     cols = []
-    for node in e.walk():
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, NEVER_NULL):
+            continue
         if isinstance(node, n.Literal):
             if node.value is None:
                 return n.TRUE
@@ -323,6 +337,7 @@ def may_be_null(e: n.Expr) -> n.Expr:
             return n.TRUE
         if isinstance(node, n.Column) and node not in cols:
             cols.append(node)
+        stack.extend(reversed(node.children()))
     if not cols:
         return n.FALSE
     return n.Or(tuple(n.IsNull(c) for c in cols)) if len(cols) > 1 else n.IsNull(cols[0])

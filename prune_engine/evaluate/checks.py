@@ -21,6 +21,11 @@ leaf               may be TRUE where
 ``x < y``          both may hold regular values and ``lo(x) < hi(y)``
 ``x LIKE 'p%'``    ``hi >= 'p'`` and ``lo < next('p')`` (next: the prefix's successor)
 =================  ===================================================================
+
+``explain`` asks a test that keeps a container why (:meth:`Check.why_kept`): a comparison says
+whether a non-NaN value may match (``the bounds allow a match``, or ``min/max unknown``) or only
+a NaN may (``may hold NaN: nan_count unknown``, or ``holds NaN: nan_count > 0``), so that a
+float range kept only for want of a NaN count says so; the other tests say what they read.
 """
 
 from __future__ import annotations
@@ -43,6 +48,17 @@ NAN_VS_VALUE = {"=": False, "!=": True, "<": False, "<=": False, ">": True, ">="
 VALUE_VS_NAN = {"=": False, "!=": True, "<": True, "<=": True, ">": False, ">=": False}
 NAN_VS_NAN = {"=": True, "!=": False, "<": False, "<=": True, ">": False, ">=": True}
 
+#: why a test keeps a container, as ``explain`` says it after the test's SQL
+BOUNDS_ALLOW = "the bounds allow a match"
+BOUNDS_UNKNOWN = "min/max unknown"
+NAN_UNKNOWN = "may hold NaN: nan_count unknown"
+NAN_COUNTED = "holds NaN: nan_count > 0"
+UNDECIDED = "not decided by the statistics"
+MAY_MATCH = "may match"
+#: what a presence test (:class:`Presence`) keeps for
+PRESENCE = {"value": "may hold a non-null value", "null": "may hold NULL",
+            "regular": "may hold a non-NaN value"}
+
 
 def _full(ctx, mask) -> np.ndarray:
     return np.ones(ctx.n, dtype=bool) if mask is None else mask
@@ -53,6 +69,27 @@ def _read(operand, ctx: EvalContext):
     None: unknown everywhere; a validity None: known everywhere)."""
     lo, lov, hi, hiv = operand.bounds(ctx)
     return lo, lov, hi, hiv, operand.facts(ctx)
+
+
+def _known(ctx, bound, valid) -> np.ndarray:
+    """Where a bound is known (``bound`` None: nowhere; ``valid`` None: everywhere)."""
+    return np.zeros(ctx.n, dtype=bool) if bound is None else _full(ctx, valid)
+
+
+def _said(ctx, sql: str, why) -> np.ndarray:
+    """``"<sql>: <why>"`` per container (``why``: one text, or an array of them)."""
+    return np.char.add(f"{sql or 'TRUE'}: ", np.broadcast_to(np.asarray(why, dtype=str), (ctx.n,))
+                       ).astype(object)
+
+
+def _nan_reasons(ctx, sql: str, operands) -> np.ndarray:
+    """Why only a NaN keeps: the NaN count is unknown, or counted above 0 (of every
+    operand that may hold NaN)."""
+    counted = np.ones(ctx.n, dtype=bool)
+    for operand in operands:
+        f = operand.facts(ctx)
+        counted &= ~_full(ctx, f.maybe_nan) | (False if f.nan_counted is None else f.nan_counted)
+    return _said(ctx, sql, np.where(counted, NAN_COUNTED, NAN_UNKNOWN))
 
 
 class Check(abc.ABC):
@@ -66,6 +103,11 @@ class Check(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, ctx: EvalContext) -> np.ndarray:
         """For every container: may a row make this test TRUE?"""
+
+    def why_kept(self, ctx: EvalContext) -> np.ndarray:
+        """For every container: why this test may be TRUE there, as ``explain`` says it
+        (object array of text; read only where :meth:`evaluate` keeps)."""
+        return _said(ctx, self.sql, MAY_MATCH)
 
     def children(self) -> tuple["Check", ...]:
         return ()
@@ -86,6 +128,9 @@ class Const(Check):
 
     def evaluate(self, ctx):
         return np.full(ctx.n, self.value, dtype=bool)
+
+    def why_kept(self, ctx):
+        return _said(ctx, self.sql, UNDECIDED)
 
 
 @dataclass(repr=False)
@@ -160,9 +205,42 @@ class Presence(Check):
                 "regular": f.maybe_regular}[self.kind]
         return _full(ctx, mask)
 
+    def why_kept(self, ctx):
+        if self.kind == "nan":
+            return _nan_reasons(ctx, self.sql, (self.operand,))
+        return _said(ctx, self.sql, PRESENCE[self.kind])
+
+
+class _Comparison(Check):
+    """A test whose keep splits in two: where a non-NaN value may make it TRUE, and where only
+    a NaN may (:meth:`_keeps`); ``explain`` tells them apart."""
+
+    def _keeps(self, ctx) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(kept by a non-NaN value, kept by a NaN)`` (the latter None: nowhere)."""
+        raise NotImplementedError
+
+    def _known(self, ctx) -> np.ndarray:
+        """Where the bounds the test reads are known."""
+        raise NotImplementedError
+
+    def _operands(self) -> tuple:
+        return (self.operand,)
+
+    def evaluate(self, ctx):
+        regular, nan = self._keeps(ctx)
+        return regular if nan is None else regular | _full(ctx, nan)
+
+    def why_kept(self, ctx):
+        regular, _ = self._keeps(ctx)
+        out = _said(ctx, self.sql, np.where(self._known(ctx), BOUNDS_ALLOW, BOUNDS_UNKNOWN))
+        only_nan = ~regular
+        if only_nan.any():
+            out[only_nan] = _nan_reasons(ctx, self.sql, self._operands())[only_nan]
+        return out
+
 
 @dataclass(repr=False)
-class CmpLit(Check):
+class CmpLit(_Comparison):
     """``operand op value`` with ``value`` a regular (non-NaN, non-NULL) value of the domain."""
 
     operand: Any
@@ -171,7 +249,12 @@ class CmpLit(Check):
     domain: Domain
     sql: str = ""
 
-    def evaluate(self, ctx):
+    def _known(self, ctx):
+        lo, lov, hi, hiv = self.operand.bounds(ctx)
+        low, high = _known(ctx, lo, lov), _known(ctx, hi, hiv)
+        return low if self.op in ("<", "<=") else high if self.op in (">", ">=") else low & high
+
+    def _keeps(self, ctx):
         lo, lov, hi, hiv, f = _read(self.operand, ctx)
         s = self.value
         d = self.domain
@@ -190,13 +273,11 @@ class CmpLit(Check):
             else:
                 test = ~where_known(d.compare(lo, "=", s) & d.compare(hi, "=", s), lov, hiv)
         keep = _full(ctx, both(f.maybe_regular, test))
-        if d.nan_capable and NAN_VS_VALUE[op]:
-            keep = keep | f.maybe_nan
-        return keep
+        return keep, f.maybe_nan if d.nan_capable and NAN_VS_VALUE[op] else None
 
 
 @dataclass(repr=False)
-class CmpCols(Check):
+class CmpCols(_Comparison):
     """``left op right`` for two operands of one domain; rows pair values of one row, which the
     statistics do not relate, so any pair of a possible left and right value counts."""
 
@@ -206,7 +287,16 @@ class CmpCols(Check):
     domain: Domain
     sql: str = ""
 
-    def evaluate(self, ctx):
+    def _operands(self):
+        return (self.left, self.right)
+
+    def _known(self, ctx):
+        llo, llov, lhi, lhiv = self.left.bounds(ctx)
+        rlo, rlov, rhi, rhiv = self.right.bounds(ctx)
+        return (_known(ctx, llo, llov) & _known(ctx, lhi, lhiv) & _known(ctx, rlo, rlov)
+                & _known(ctx, rhi, rhiv))
+
+    def _keeps(self, ctx):
         llo, llov, lhi, lhiv = self.left.bounds(ctx)
         rlo, rlov, rhi, rhiv = self.right.bounds(ctx)
         fl, fr = self.left.facts(ctx), self.right.facts(ctx)
@@ -235,18 +325,25 @@ class CmpCols(Check):
                 same = d.compare_arrays(llo, "=", lhi) & d.compare_arrays(rlo, "=", rhi) & d.compare_arrays(llo, "=", rlo)
                 test = ~where_known(same, llov, lhiv, rlov, rhiv)
         keep = _full(ctx, both(both(fl.maybe_regular, fr.maybe_regular), test))
-        if d.nan_capable:
-            if NAN_VS_VALUE[op]:
-                keep = keep | (_full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_regular))
-            if VALUE_VS_NAN[op]:
-                keep = keep | (_full(ctx, fl.maybe_regular) & _full(ctx, fr.maybe_nan))
-            if NAN_VS_NAN[op]:
-                keep = keep | (_full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_nan))
-        return keep
+        if not d.nan_capable:
+            return keep, None
+        nan = np.zeros(ctx.n, dtype=bool)
+        if NAN_VS_VALUE[op]:
+            nan |= _full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_regular)
+        if VALUE_VS_NAN[op]:
+            nan |= _full(ctx, fl.maybe_regular) & _full(ctx, fr.maybe_nan)
+        if NAN_VS_NAN[op]:
+            nan |= _full(ctx, fl.maybe_nan) & _full(ctx, fr.maybe_nan)
+        return keep, nan
+
+
+def _both_known(ctx, operand) -> np.ndarray:
+    lo, lov, hi, hiv = operand.bounds(ctx)
+    return _known(ctx, lo, lov) & _known(ctx, hi, hiv)
 
 
 @dataclass(repr=False)
-class InSet(Check):
+class InSet(_Comparison):
     """``operand IN (values)``: one vectorized sorted-set test (:mod:`.membership`)."""
 
     operand: Any
@@ -255,19 +352,20 @@ class InSet(Check):
     has_nan: bool = False
     sql: str = ""
 
-    def evaluate(self, ctx):
+    def _known(self, ctx):
+        return _both_known(ctx, self.operand)
+
+    def _keeps(self, ctx):
         lo, lov, hi, hiv, f = _read(self.operand, ctx)
         test = None
         if lo is not None and hi is not None:
             test = self.domain.any_in_range(lo, hi, self.values, lov, hiv)
         keep = _full(ctx, both(f.maybe_regular, test))
-        if self.has_nan:
-            keep = keep | f.maybe_nan
-        return keep
+        return keep, f.maybe_nan if self.has_nan else None
 
 
 @dataclass(repr=False)
-class NotInSet(Check):
+class NotInSet(_Comparison):
     """``operand NOT IN (values)`` (no NULL among them): FALSE only where every value of the
     container is a member of the set: ``lo == hi`` in the set, or, on an integer grid
     (integers, dates, timestamps, small decimals), every grid point of ``[lo, hi]`` in it;
@@ -278,17 +376,18 @@ class NotInSet(Check):
     domain: Domain
     sql: str = ""
 
-    def evaluate(self, ctx):
+    def _known(self, ctx):
+        return _both_known(ctx, self.operand)
+
+    def _keeps(self, ctx):
         lo, lov, hi, hiv, f = _read(self.operand, ctx)
         if lo is None or hi is None:
-            return _full(ctx, f.maybe_value)
+            return _full(ctx, f.maybe_value), None
         same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
         if _on_grid(self.domain) and len(self.values) > 1:
             same = same | _covered(lo, hi, self.values)
         keep = _full(ctx, both(f.maybe_value, ~where_known(same, lov, hiv)))
-        if self.domain.nan_capable:
-            keep = keep | _full(ctx, f.maybe_nan)
-        return keep
+        return keep, f.maybe_nan if self.domain.nan_capable else None
 
 
 def _on_grid(domain: Domain) -> bool:

@@ -65,12 +65,15 @@ class Facts:
 
     maybe_value: a non-null value may be present; maybe_null: a NULL may be present;
     maybe_nan: a NaN may be present; maybe_regular: a non-null, non-NaN value may be present.
+    nan_counted: where ``maybe_nan`` was read from a valid ``nan_count`` (None: nowhere), which
+    ``explain`` tells apart from a NaN count that is unknown.
     """
 
     maybe_value: np.ndarray | None
     maybe_null: np.ndarray | None
     maybe_nan: np.ndarray | None
     maybe_regular: np.ndarray | None
+    nan_counted: np.ndarray | None = None
 
 
 def _combined(arr) -> pa.Array:
@@ -210,6 +213,7 @@ class EvalContext:
             maybe_null = both(has_null, not_empty)
         maybe_nan = np.zeros(self.n, dtype=bool)
         maybe_regular = maybe_value
+        nan_counted = None
         nan = self.counts(layout.NAN_COUNT, info.path) if info.has_nan_count else None
         if nan is not None and not pa.types.is_floating(info.type):
             self._drop_invalid(f"{layout.NAN_COUNT}.{info.name}", where_known(nan[0] > 0, nan[1]), nan[1],
@@ -225,6 +229,7 @@ class EvalContext:
                 nan_valid = self._drop_invalid(
                     f"{layout.NAN_COUNT}.{info.name}", bad, nan_valid,
                     "a negative NaN count, or more NaNs (with the nulls) than records")
+                nan_counted = np.ones(self.n, dtype=bool) if nan_valid is None else nan_valid
                 maybe_nan = both(maybe_value, either_not(nan_valid, nan_vals > 0))
                 if maybe_nan is None:
                     maybe_nan = np.ones(self.n, dtype=bool)
@@ -238,7 +243,8 @@ class EvalContext:
                     maybe_regular = both(maybe_value, ~only_special)
                 if all_nan.any():
                     maybe_null = both(maybe_null, ~all_nan)
-        f = Facts(both(maybe_value, not_empty), maybe_null, maybe_nan, both(maybe_regular, not_empty))
+        f = Facts(both(maybe_value, not_empty), maybe_null, maybe_nan, both(maybe_regular, not_empty),
+                  nan_counted)
         self._cache[key] = f
         return f
 

@@ -46,8 +46,12 @@ from prune_engine.api import OnInvalid, Predicate, Source, Stats
 from prune_engine.errors import ColumnPathError, ScanError
 from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
-from prune_engine.scanning.paths import FieldPath, PathLike, add_path, resolve, select_schema
-from prune_engine.scanning.pruning import keep_mask
+from prune_engine.scanning.paths import (FieldPath, PathLike, add_path, resolve, resolve_names,
+                                         select_schema)
+from prune_engine.compiler import classify
+from prune_engine.compiler.topk import OrderBy
+from prune_engine.scanning import order
+from prune_engine.scanning.pruning import scan_codes
 from prune_engine.scanning.rows import RowFilter
 from prune_engine.scanning.schema import file_columns, unify_schemas
 from prune_engine.scanning.shape import conform_table, extract
@@ -71,6 +75,19 @@ class _File:
     row_groups: list[int] | None = None  # None until planned; [] = nothing to read
 
 
+@dataclass
+class Unit:
+    """What one read covers: row groups of one file; ``entire`` when every row of them
+    matches the filter (``pe.classify`` said ``"all"``: the filter is not evaluated);
+    ``index``: the statistics row that describes them (or the whole file they are in), if
+    one does."""
+
+    file: _File
+    row_groups: list[int]
+    entire: bool = False
+    index: int | None = None
+
+
 @dataclass(frozen=True)
 class ScanSummary:
     """What a scan reads: the source's files and row groups, and those kept by the pruning."""
@@ -85,8 +102,9 @@ class _Plan:
     """Everything decided before the first data page is read."""
 
     def __init__(self, source, where, columns, stats, flatten: bool, threads: int | None,
-                 on_invalid: str, filesystem=None):
+                 on_invalid: str, filesystem=None, order_by=None, described_only=False):
         listing = list_source(source, filesystem)
+        self.described_only = described_only  # skip files the statistics do not name
         self.filesystem = listing.filesystem
         self.threads = threads or min(8, os.cpu_count() or 2)
         self.files = self._open(listing)
@@ -101,12 +119,22 @@ class _Plan:
             if fp.indices[0] not in order:
                 order.append(fp.indices[0])
         self.selected = select_schema(self.schema, proj, order)
+        self.order = OrderBy.parse(order_by) if order_by is not None else None
+        self.order_path = resolve_names(self.schema, self.order.path) if self.order else None
+        if self.order_path is not None and (self.order_path.through_elements or
+                                            pa.types.is_nested(self.order_path.type)):
+            raise ColumnPathError(f"order_by sorts by one value per row, not by a list, map "
+                                  f"or struct or their elements: {self.order_path.text!r}",
+                                  self.order_path.text)
         read = {}
-        for fp in self.paths + (self.rows.paths if self.rows else []):
+        for fp in self.paths + (self.rows.paths if self.rows else []) + (
+                [self.order_path] if self.order_path else []):
             add_path(read, fp)
         self.read_trie = read
         self.read_schema = select_schema(self.schema, read)
         self.output = self._output_schema()
+        #: the units read so far by an ordered or limited scan (None: a full scan)
+        self.units_read: list[Unit] | None = None
         self._plan_row_groups(listing, stats, source, on_invalid, filesystem)
 
     # footers and schema -------------------------------------------------------------------
@@ -172,46 +200,58 @@ class _Plan:
     def _plan_row_groups(self, listing, stats, source, on_invalid: str, filesystem) -> None:
         for f in self.files:
             f.row_groups = list(range(f.metadata.num_row_groups))
-        if self.rows is None:
+        self.units_planned = [Unit(f, f.row_groups) for f in self.files]
+        self.stats = None
+        if self.rows is None and self.order is None and not self.described_only:
             return
         if stats is None:
-            wanted = sorted({fp.names[0] for fp in self.rows.paths})
-            equal, unequal = _equality_tests(self.rows.expr)
+            wanted = sorted({fp.names[0] for fp in (self.rows.paths if self.rows else [])}
+                            | ({self.order.path[0]} if self.order else set()))
+            equal, unequal = _equality_tests(self.rows.expr) if self.rows else (False, False)
             stats = collect_stats(source, granularity="row_group", columns=wanted,
                                   progress=False, threads=self.threads,
                                   filesystem=filesystem,
                                   bloom=True if equal else None,
                                   dictionaries=True if unequal else None)
-        stats = as_stats_table(stats)
+        stats = self.stats = as_stats_table(stats)
         table = stats.table
         for name in (layout.PATH, layout.ROW_GROUP):
             if name not in table.column_names:
                 raise ScanError(f"the statistics need a {name!r} column to say where each "
                                 "container lives (collect_stats makes one)")
-        keep = np.asarray(keep_mask(stats, self.rows, on_invalid).to_numpy(
-            zero_copy_only=False), bool)
-        described: dict[str, set] = {}
-        whole = set()
-        paths = table.column(layout.PATH).to_pylist()
-        groups = table.column(layout.ROW_GROUP).to_pylist()
-        for path, rg, k in zip(paths, groups, keep):
-            kept = described.setdefault(path, set())
-            if k:
-                if rg is None:
-                    whole.add(path)
-                else:
-                    kept.add(rg)
+        self.codes = (scan_codes(stats, self.rows, on_invalid) if self.rows is not None
+                      else classify.everything(stats))
         changed = self._changed(listing, stats)
+        by_path: dict[str, list[tuple[int | None, int]]] = {}
+        for i, (path, rg) in enumerate(zip(table.column(layout.PATH).to_pylist(),
+                                           table.column(layout.ROW_GROUP).to_pylist())):
+            by_path.setdefault(path, []).append((rg, i))
+        units = []
         for f in self.files:
-            if f.path not in described or f.path in changed or f.path in whole:
+            described = by_path.get(f.path)
+            if described is None and self.described_only:
+                f.row_groups = []
                 continue
-            bad = [rg for rg in described[f.path] if rg >= f.metadata.num_row_groups]
+            if described is None or f.path in changed:
+                units.append(Unit(f, f.row_groups))
+                continue
+            whole = [i for rg, i in described if rg is None]
+            if whole:  # file-level statistics (the last row describing the file wins)
+                i = whole[-1]
+                f.row_groups = f.row_groups if self.codes[i] else []
+                units.append(Unit(f, f.row_groups, self.codes[i] == classify.ALL_CODE, i))
+                continue
+            bad = [rg for rg, _ in described if rg >= f.metadata.num_row_groups]
             if bad:
                 raise ScanError(f"{f.path}: the statistics name row group {bad[0]}, the file "
                                 f"has {f.metadata.num_row_groups}: they describe another "
                                 "version of it (pe.update_stats brings them up to date)",
                                 f.path)
-            f.row_groups = sorted(described[f.path])
+            kept = sorted((rg, i) for rg, i in described if self.codes[i])
+            f.row_groups = [rg for rg, _ in kept]
+            units.extend(Unit(f, [rg], self.codes[i] == classify.ALL_CODE, i)
+                         for rg, i in kept)
+        self.units_planned = units
 
     @staticmethod
     def _changed(listing, stats: StatsTable) -> set:
@@ -225,26 +265,36 @@ class _Plan:
                 and not unchanged(known[f.path], f.identity)}
 
     def summary(self) -> ScanSummary:
+        total = sum(f.metadata.num_row_groups for f in self.files)
+        if self.units_read is not None:  # a limited scan: what it did read
+            return ScanSummary(len(self.files), len({id(u.file) for u in self.units_read}),
+                               total, sum(len(u.row_groups) for u in self.units_read))
         return ScanSummary(
             files_total=len(self.files),
             files_read=sum(1 for f in self.files if f.row_groups),
-            row_groups_total=sum(f.metadata.num_row_groups for f in self.files),
+            row_groups_total=total,
             row_groups_read=sum(len(f.row_groups) for f in self.files))
 
     # reading ------------------------------------------------------------------------------
-    def units(self, per_row_group: bool) -> list[tuple[_File, list[int]]]:
-        out = []
-        for f in self.files:
-            if not f.row_groups:
+    def units(self, per_row_group: bool) -> list[Unit]:
+        """The reads, in file order: one per file (its kept row groups, the ones where every
+        row matches apart), or (``per_row_group``) one per row group."""
+        out: list[Unit] = []
+        for u in self.units_planned:
+            if not u.row_groups:
                 continue
             if per_row_group:
-                out.extend((f, [rg]) for rg in f.row_groups)
+                out.extend(Unit(u.file, [rg], u.entire, u.index) for rg in u.row_groups)
+            elif out and out[-1].file is u.file and out[-1].entire == u.entire:
+                out[-1] = Unit(u.file, out[-1].row_groups + u.row_groups, u.entire)
             else:
-                out.append((f, f.row_groups))
+                out.append(Unit(u.file, list(u.row_groups), u.entire))
         return out
 
-    def read(self, unit: tuple[_File, list[int]]) -> pa.Table:
-        f, row_groups = unit
+    def read_rows(self, unit: Unit) -> pa.Table:
+        """The matching rows of ``unit``, with the columns the projection, the filter and
+        the order read (:attr:`read_schema`)."""
+        f, row_groups = unit.file, unit.row_groups
         indices = file_columns(self.schema, self.read_trie, f.schema)
         try:
             pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem)
@@ -260,11 +310,18 @@ class _Plan:
             if name in self.read_schema.names and name not in data.column_names:
                 data = data.append_column(name, pa.repeat(value, data.num_rows))
         table = conform_table(data, self.read_schema)
-        if self.rows is not None:
+        if self.rows is not None and not unit.entire:
             table = table.filter(self._mask(table))
+        return table
+
+    def project(self, table: pa.Table) -> pa.Table:
+        """Rows of :attr:`read_schema` in the output's shape."""
         if self.flatten:
             return self._flat(conform_table(table, self.selected))
         return conform_table(table, self.output)
+
+    def read(self, unit: Unit) -> pa.Table:
+        return self.project(self.read_rows(unit))
 
     def _mask(self, table: pa.Table) -> pa.Array:
         masks = [self.rows.mask(b) for b in table.to_batches()]
@@ -308,20 +365,23 @@ def _equality_tests(e: n.Expr) -> tuple[bool, bool]:
 def scan(source: Source, where: Predicate | None = ...,
          columns: Sequence[PathLike] | None = ..., stats: Stats | None = ..., *,
          flatten: bool = ..., threads: int | None = ..., on_invalid: OnInvalid = ...,
-         return_summary: Literal[False] = ..., filesystem=...) -> pa.Table: ...
+         return_summary: Literal[False] = ..., filesystem=..., order_by: str | None = ...,
+         limit: int | None = ...) -> pa.Table: ...
 
 
 @overload
 def scan(source: Source, where: Predicate | None = ...,
          columns: Sequence[PathLike] | None = ..., stats: Stats | None = ..., *,
          flatten: bool = ..., threads: int | None = ..., on_invalid: OnInvalid = ...,
-         return_summary: Literal[True], filesystem=...) -> tuple[pa.Table, ScanSummary]: ...
+         return_summary: Literal[True], filesystem=..., order_by: str | None = ...,
+         limit: int | None = ...) -> tuple[pa.Table, ScanSummary]: ...
 
 
 def scan(source: Source, where: Predicate | None = None,
          columns: Sequence[PathLike] | None = None, stats: Stats | None = None, *,
          flatten: bool = False, threads: int | None = None, on_invalid: OnInvalid = "raise",
-         return_summary: bool = False, filesystem=None) -> pa.Table | tuple[pa.Table, ScanSummary]:
+         return_summary: bool = False, filesystem=None, order_by: str | None = None,
+         limit: int | None = None) -> pa.Table | tuple[pa.Table, ScanSummary]:
     """Prune with ``where``, then read only the kept row groups and only the column chunks
     the projection and the filter need; the rows where ``where`` is TRUE, as one table.
 
@@ -339,6 +399,14 @@ def scan(source: Source, where: Predicate | None = None,
     source and how many of them were read. ``on_invalid``: as for :func:`~prune_engine.prune`
     (``"keep"``: a container with impossible statistics is read, with a warning).
 
+    Containers where every row matches (``pe.classify`` says ``"all"``) are read without
+    evaluating ``where`` on their rows. ``limit=k`` returns ``k`` matching rows (any, without
+    ``order_by``), reading those containers first and stopping once ``k`` rows are in.
+    ``order_by="ts DESC"`` with ``limit=k`` (``column [ASC|DESC] [NULLS FIRST|LAST]``; NULLS
+    LAST unless told, NaN above every number) returns the first ``k`` rows in that order: the
+    statistics skip the containers that cannot hold one, and the rest are read best bound
+    first until the ``k``-th row's key rules out the others (:mod:`prune_engine.scanning.order`).
+
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "orders.parquet")
     >>> pq.write_table(pa.table({"orders": [[{"price": 120.0, "qty": 1}], [{"price": 5.0,
@@ -349,10 +417,24 @@ def scan(source: Source, where: Predicate | None = None,
     [{'orders_qty': [1]}, {'orders_qty': [2]}]
     >>> pe.scan(path, where="orders.qty > 5", return_summary=True)[1].row_groups_read
     0
+    >>> ts = os.path.join(tempfile.mkdtemp(), "ts.parquet")
+    >>> pq.write_table(pa.table({"ts": list(range(100))}), ts, row_group_size=10)
+    >>> table, summary = pe.scan(ts, order_by="ts DESC", limit=3, return_summary=True)
+    >>> table.column("ts").to_pylist(), summary.row_groups_read
+    ([99, 98, 97], 1)
     """
-    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid, filesystem)
-    tables = list(plan.results(per_row_group=False))
-    table = pa.concat_tables(tables) if tables else plan.output.empty_table()
+    if order_by is not None and limit is None:
+        raise ScanError("order_by= needs limit= (a top-k scan); sort the result to order it all")
+    if limit is not None and (not isinstance(limit, int) or limit < 0):
+        raise ScanError(f"limit must be an integer of at least 0, not {limit!r}")
+    plan = _Plan(source, where, columns, stats, flatten, threads, on_invalid, filesystem,
+                 order_by)
+    if limit is not None:
+        plan.units_read = []
+        table = order.top(plan, limit) if plan.order else order.limited(plan, limit)
+    else:
+        tables = list(plan.results(per_row_group=False))
+        table = pa.concat_tables(tables) if tables else plan.output.empty_table()
     return (table, plan.summary()) if return_summary else table
 
 

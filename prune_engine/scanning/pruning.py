@@ -137,12 +137,9 @@ def _with_copies(table: pa.Table, copies: list[tuple[str, tuple[str, ...]]]) -> 
     return table
 
 
-def keep_mask(stats: StatsTable | pa.Table, rows: RowFilter, on_invalid: str = "raise"
-              ) -> pa.BooleanArray:
-    """``pe.prune``'s keep-mask for the scan's predicate (see the module doc)."""
-    from prune_engine.api import prune
-
-    stats = as_stats_table(stats)
+def _scan_view(stats: StatsTable, rows: RowFilter) -> tuple[n.Expr, pa.Table, bool]:
+    """The scan's predicate over a view of the statistics with the element leaves copied
+    (see the module doc), and whether any element predicate was rewritten."""
     schema = stats.schema
     source = layout.MIN_VALUES if layout.MIN_VALUES in schema.names else layout.MAX_VALUES
     leaves = _element_leaves(schema.field(source).type) if source in schema.names else {}
@@ -155,4 +152,26 @@ def keep_mask(stats: StatsTable | pa.Table, rows: RowFilter, on_invalid: str = "
     table = stats.table
     if copies:
         table = _with_copies(table, copies)
+    return expr, table, bool(copies)
+
+
+def keep_mask(stats: StatsTable | pa.Table, rows: RowFilter, on_invalid: str = "raise"
+              ) -> pa.BooleanArray:
+    """``pe.prune``'s keep-mask for the scan's predicate (see the module doc)."""
+    from prune_engine.api import prune
+
+    expr, table, _ = _scan_view(as_stats_table(stats), rows)
     return prune(table, expr, on_invalid=on_invalid)
+
+
+def scan_codes(stats: StatsTable | pa.Table, rows: RowFilter, on_invalid: str = "raise"):
+    """``pe.classify``'s codes for the scan's predicate: a predicate on list or map elements
+    (an existential test the element bounds cannot prove for every row) is never ``"all"``."""
+    from prune_engine.api import classify
+    from prune_engine.compiler.classify import ALL_CODE, SOME_CODE
+
+    expr, table, elements = _scan_view(as_stats_table(stats), rows)
+    codes = classify(table, expr, on_invalid=on_invalid).indices.to_numpy().copy()
+    if elements:
+        codes[codes == ALL_CODE] = SOME_CODE
+    return codes

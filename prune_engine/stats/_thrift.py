@@ -34,13 +34,13 @@ NUM_INFO = 11
 #: slots of a column chunk row
 (C_TYPE, C_NUM_VALUES, C_NULLS, C_MIN_OFF, C_MIN_LEN, C_MAX_OFF, C_MAX_LEN, C_OLD_MIN_OFF,
  C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN, C_CODEC, C_DATA_OFF,
- C_DICT_OFF, C_DICT_ONLY) = range(17)
-NUM_CHUNK = 17
+ C_DICT_OFF, C_DICT_ONLY, C_NANS) = range(18)
+NUM_CHUNK = 18
 
 #: slots of a :func:`select_stats` row
 (S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES, S_BLOOM_OFF,
- S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN) = range(11)
-NUM_SELECTED = 11
+ S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN, S_NANS) = range(12)
+NUM_SELECTED = 12
 #: Parquet page types of data pages, and the encodings of dictionary-encoded data
 DATA_PAGE, DATA_PAGE_V2 = 0, 3
 PLAIN_DICTIONARY, RLE_DICTIONARY = 2, 8
@@ -241,6 +241,8 @@ def _walk(buf, info, chunks, rows, stack):
                         C_MAX_OFF if fid == 5 else C_MIN_OFF
                 elif fid == 3 and t == T_I64:
                     dest, slot = D_CHUNK, C_NULLS
+                elif fid == 9 and t == T_I64:
+                    dest, slot = D_CHUNK, C_NANS
             elif parent == K_KEY_VALUE:
                 if (fid == 1 or fid == 2) and t == T_BINARY:
                     dest, slot = D_FRAME, _X1 if fid == 1 else _X3
@@ -346,7 +348,7 @@ def decode_footer(buf):
     ColumnChunk 3 meta_data; ColumnMetaData 1 type, 4 codec, 5 num_values, 9 data_page_offset,
     11 dictionary_page_offset, 12 statistics, 13 encoding_stats, 14 bloom_filter_offset,
     15 bloom_filter_length; Statistics 1 max, 2 min (deprecated), 3 null_count, 5 max_value,
-    6 min_value; PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data
+    6 min_value, 9 nan_count (parquet-format 2.13, PARQUET-2249); PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data
     page is dictionary-encoded, 0 when one is not, -1 without encoding statistics).
     """
     stack = np.zeros((MAX_DEPTH, _FRAME), np.int64)
@@ -384,7 +386,8 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     only when the chunk's physical type is ``leaf_type[j]``. Returns ``(bytes, rows)``: the
     bound bytes, and int64[row groups * leaves, NUM_SELECTED] (``S_*``; starts into ``bytes``,
     length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none; the
-    codec, and the dictionary page's offset and length where every data page uses it).
+    codec, the dictionary page's offset and length where every data page uses it, and the
+    NaN count, -1 = none).
     """
     groups = chunks.shape[0] // columns if columns > 0 else 0
     leaves = leaf_index.size
@@ -401,6 +404,7 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
         out[k, S_BLOOM_OFF] = chunks[c, C_BLOOM_OFF]
         out[k, S_BLOOM_LEN] = chunks[c, C_BLOOM_LEN]
         out[k, S_CODEC] = chunks[c, C_CODEC]
+        out[k, S_NANS] = chunks[c, C_NANS]
         # the dictionary page of a chunk whose data pages all use it: it lies before them
         dict_off, data_off = chunks[c, C_DICT_OFF], chunks[c, C_DATA_OFF]
         if chunks[c, C_DICT_ONLY] == 1 and 0 < dict_off < data_off:

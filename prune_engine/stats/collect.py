@@ -50,6 +50,7 @@ from prune_engine.stats.filesystems import resolve
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
 from prune_engine.stats.listing import (Listing, SourceFile, identify, list_source,
                                         partition_arrays, unchanged as same_file)
+from prune_engine.stats.nans import check_dictionaries, declare_nan_free, nan_free_names
 from prune_engine.stats.parquet import FOOTER_KERNELS, FileFooter, group_stats, read_footer
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.stats.unify import concat_stats
@@ -366,12 +367,14 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
              ngram_case_insensitive: bool, on_error: str, progress, threads, *,
              bloom=None, dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
              empty_files: str = "error", part: bool = False,
-             compute_missing: bool = False) -> StatsTable:
+             compute_missing: bool = False, nan_free: list[str] | None = None) -> StatsTable:
     """The statistics of the listed files. ``part=True``: the files are a slice of a larger
     listing (:func:`collect_part`), so ``columns``, ``ngram``, ``bloom`` and ``dictionaries``
     names missing here are not errors (:func:`merge_parts` checks them over all slices); what
     this slice knows is kept in ``metadata["part"]``. ``empty_files="rows"``: a file of 0
-    bytes is a container of no rows (as Spark reads a folder), not an unreadable file."""
+    bytes is a container of no rows (as Spark reads a folder), not an unreadable file.
+    ``nan_free``: columns declared free of NaN, which no dictionary page read may contradict
+    (the caller applies the declaration to the whole table: :func:`.nans.declare_nan_free`)."""
     if granularity not in GRANULARITIES:
         raise StatsError(f"granularity must be one of {GRANULARITIES}, not {granularity!r}")
     if on_error not in ("raise", "skip"):
@@ -397,6 +400,7 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
         raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
     footers = {i: r for i, r in enumerate(results) if r is not None and not isinstance(r, str)}
+    check_dictionaries(footers.values(), nan_free)
     # per index option: the leaf paths some file holds items of, and the items left out
     found = {option: (sorted({p for f in footers.values() for p in index.held(f)}),
                       [p for f in footers.values() for p in index.problems(f)])
@@ -565,7 +569,8 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
                   on_error: str = "raise", progress: bool | None = None,
                   threads: int | None = None, bloom=None, dictionaries=None,
                   dictionary_bytes: int = dictionary.MAX_BYTES,
-                  compute_missing: bool = False, filesystem=None) -> StatsTable:
+                  compute_missing: bool = False, nan_free: Sequence[str] | None = None,
+                  filesystem=None) -> StatsTable:
     """Statistics of every Parquet file of ``source``, from the footers only (and, on
     request, from the data of the column chunks whose footers have none).
 
@@ -594,7 +599,15 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     ``compute_missing=True``: the chunks whose footers give no min, max or null count (INT96
     timestamps, as Spark writes by default; writers that skip statistics) are read and their
     statistics computed (:mod:`prune_engine.stats.computed`); ``metadata["computed"]`` says
-    which columns and how many containers.
+    which columns and how many containers. ``nan_free``: float columns (dotted paths for
+    struct fields) the caller promises hold no NaN: their ``nan_count`` is 0 in every
+    container, so ``>``, ``>=``, ``!=`` and ``NOT IN`` prune on them (a float whose NaN count
+    is unknown may hold NaN, which sorts above every number). Writers rarely record NaN
+    counts (pyarrow and Spark do not), so without it float ranges prune only where
+    ``dictionaries`` prove a chunk free of NaN. A NaN in a declared column loses the rows
+    that only it matches; a NaN count above 0 in the footers (or computed, or in a
+    dictionary page read) is a :class:`~prune_engine.StatsError` instead
+    (:mod:`prune_engine.stats.nans`). The names are kept in ``metadata["collect"]``.
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -603,10 +616,13 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
     >>> stats.column("row_group").to_pylist(), stats.column("max_values").to_pylist()
     ([0, 1], [{'s': 'b'}, {'s': 'c'}])
     """
+    names = nan_free_names(nan_free)
     listing = list_source(source, filesystem)
-    return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
-                    on_error, progress, threads, bloom=bloom, dictionaries=dictionaries,
-                    dictionary_bytes=dictionary_bytes, compute_missing=compute_missing)
+    stats = _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
+                     on_error, progress, threads, bloom=bloom, dictionaries=dictionaries,
+                     dictionary_bytes=dictionary_bytes, compute_missing=compute_missing,
+                     nan_free=names)
+    return declare_nan_free(stats, names)
 
 
 def update_stats(stats, source, *, on_error: str | None = None, progress: bool | None = None,
@@ -614,11 +630,11 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
     """``stats`` brought up to date with ``source``: rows of deleted files dropped, new and
     changed files (by path, size and modification time) read, unchanged files not re-read.
 
-    The collection options (granularity, columns, n-grams) are the ones ``stats`` was made
-    with (its metadata); files skipped last time are tried again. ``on_error``, ``progress``,
-    ``threads`` and ``filesystem`` mean what they mean for :func:`collect_stats` (``on_error``
-    defaults to ``"raise"``). ``metadata["refresh"]`` counts the files reused, changed, new
-    and gone.
+    The collection options (granularity, columns, n-grams, indexes, ``nan_free``) are the
+    ones ``stats`` was made with (its metadata); files skipped last time are tried again.
+    ``on_error``, ``progress``, ``threads`` and ``filesystem`` mean what they mean for
+    :func:`collect_stats` (``on_error`` defaults to ``"raise"``). ``metadata["refresh"]``
+    counts the files reused, changed, new and gone.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> root = tempfile.mkdtemp()
@@ -640,6 +656,7 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
             stats.num_rows else "row_group" if layout.ROW_GROUP in stats.table.column_names \
             else "file"
     listing = list_source(source, filesystem)
+    names = nan_free_names(options.get("nan_free"))
 
     def collect(files: list[SourceFile]) -> StatsTable:
         return _collect(Listing(files, listing.filesystem, listing.typed), granularity,
@@ -648,8 +665,8 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
                         on_error or "raise", progress, threads, bloom=options.get("bloom"),
                         dictionaries=options.get("dictionaries"),
                         dictionary_bytes=options.get("dictionary_bytes", dictionary.MAX_BYTES),
-                        compute_missing=options.get("compute_missing", False))
-    return refresh(stats, listing, collect)
+                        compute_missing=options.get("compute_missing", False), nan_free=names)
+    return declare_nan_free(refresh(stats, listing, collect), names)
 
 
 def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:

@@ -13,6 +13,7 @@ What is computed, per container and leaf (leaves inside lists and maps are left 
   container of NaN only keeps its bounds unknown), a zero bound widens to ``-0.0`` (min)
   and ``+0.0`` (max);
 - the null count, counting rows where the leaf or a struct above it is null;
+- the NaN count of a float leaf, where the footer gave none (such a chunk is read anyway);
 - INT96 timestamps are read as microseconds (no overflow past 2262) and their bounds stored
   in the statistics' type when they fit; values before 1900 keep the bounds unknown, since
   readers disagree on them (Spark rebases INT96 from the Julian calendar and old zone
@@ -54,7 +55,7 @@ def missing(table: pa.Table) -> dict[tuple[str, ...], np.ndarray]:
     for path, _, element in layout.leaves(table.schema.field(layout.MIN_VALUES).type):
         if element is not None:
             continue
-        lo, hi, nulls = (_leaf(table.column(name), path)
+        lo, hi, nulls = (layout.struct_leaf(table.column(name), path)
                          for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT))
         unknown = np.zeros(table.num_rows, bool)
         for leaf in (lo, hi, nulls):
@@ -113,28 +114,34 @@ def _int96_leaves(pf: pq.ParquetFile) -> set[tuple[str, ...]]:
 
 
 def _bounds(values: pa.Array, int96: bool) -> tuple:
-    """``(min, max, null count)`` of one chunk's values (None where unknown)."""
+    """``(min, max, null count, NaN count)`` of one chunk's values (None where unknown; the
+    NaN count is None for a type without NaN)."""
     nulls = values.null_count
     floating = pa.types.is_floating(values.type)
+    nans = None
     if floating:  # NaN is no bound (pyarrow versions differ on min_max over NaN)
-        values = values.filter(pc.invert(pc.is_nan(values)))
+        nan = pc.fill_null(pc.is_nan(values), False)
+        nans = pc.sum(nan).as_py() or 0
+        values = values.filter(pc.invert(nan))
     if len(values) == values.null_count:
-        return None, None, nulls
+        return None, None, nulls, nans
     lo, hi = (s.as_py() for s in pc.min_max(values).values())
     if floating:
         lo = -0.0 if lo == 0 else lo
         hi = 0.0 if hi == 0 else hi
     if int96 and lo is not None and lo < _INT96_FLOOR:
         lo = hi = None
-    return lo, hi, nulls
+    return lo, hi, nulls, nans
 
 
 def _fill(table: pa.Table, path: tuple[str, ...], found: dict[int, tuple]) -> pa.Table:
-    """Set the computed values of ``path`` in the three statistics structs, where they were
-    unknown."""
-    for slot, name in enumerate((layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT)):
+    """Set the computed values of ``path`` in the statistics structs (the NaN count where the
+    table has one for the leaf), where they were unknown."""
+    for slot, name in enumerate(layout.STAT_STRUCTS):
+        if name not in table.column_names:
+            continue
         column = table.column(name).combine_chunks()
-        leaf = _leaf(column, path)
+        leaf = layout.struct_leaf(column, path)
         if leaf is None:
             continue
         values = leaf.to_pylist()
@@ -143,7 +150,7 @@ def _fill(table: pa.Table, path: tuple[str, ...], found: dict[int, tuple]) -> pa
                 values[row] = _convert(computed[slot], leaf.type)
         index = table.column_names.index(name)
         table = table.set_column(index, table.field(name),
-                                 _with_leaf(column, path, pa.array(values, leaf.type)))
+                                 layout.with_struct_leaf(column, path, pa.array(values, leaf.type)))
     return table
 
 
@@ -155,22 +162,3 @@ def _convert(value, type_: pa.DataType):
         return pa.scalar(value, type_).as_py()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):
         return None
-
-
-def _leaf(column, path: tuple[str, ...]) -> pa.Array | None:
-    """The leaf ``path`` of a stats struct column (None when the struct lacks it)."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    for name in path:
-        index = array.type.get_field_index(name)
-        if index < 0:
-            return None
-        array = array.field(index)
-    return array
-
-
-def _with_leaf(array: pa.StructArray, path: tuple[str, ...], values: pa.Array) -> pa.StructArray:
-    children = [array.field(i) for i in range(array.type.num_fields)]
-    index = array.type.get_field_index(path[0])
-    children[index] = values if len(path) == 1 else _with_leaf(children[index], path[1:], values)
-    mask = array.is_null() if array.null_count else None
-    return pa.StructArray.from_arrays(children, fields=list(array.type), mask=mask)

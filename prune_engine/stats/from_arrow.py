@@ -109,7 +109,9 @@ def stats_table(container_ids: Sequence[str], num_records, top: Sequence[LeafSta
     """
     n = len(container_ids)
     whole = struct_stats("", top, n)
-    columns: dict[str, pa.Array] = {layout.CONTAINER: pa.array(list(container_ids), pa.string())}
+    ids = container_ids if isinstance(container_ids, pa.Array) else \
+        pa.array(list(container_ids), pa.string())
+    columns: dict[str, pa.Array] = {layout.CONTAINER: ids.cast(pa.string())}
     columns.update(leading or {})
     columns[layout.NUM_RECORDS] = pa.array(num_records, pa.int64())
     columns[layout.MIN_VALUES] = whole.mins

@@ -92,11 +92,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.from_arrow import LeafStats, stats_table, struct_stats
+from prune_engine.stats.manifests import (LOWER_BOUNDS, NAN_COUNTS, NULL_COUNTS, UPPER_BOUNDS,
+                                          DataFiles, MapColumn, data_files)
 from prune_engine.stats.table import StatsTable
 
 __all__ = ["stats_from_iceberg"]
@@ -170,23 +174,92 @@ def _normalize(t, value):
     return None
 
 
-def _decode(t, raw: bytes | None):
-    """A serialized Iceberg bound, decoded in the column's type (or the type it was promoted
-    from, told by the byte length); None when it cannot be read."""
+def _partition_value(t, raw):
+    """A partition value as Avro gave it (an int, float, bool, str or bytes), as the Python
+    value the Arrow type of :func:`_arrow_type` takes (None: no usable value)."""
     from pyiceberg import types as it
-    from pyiceberg.conversions import from_bytes
 
-    if raw is None:
-        return None
-    raw = bytes(raw)
-    if isinstance(t, it.LongType) and len(raw) == 4:
-        t = it.IntegerType()
-    elif isinstance(t, it.DoubleType) and len(raw) == 4:
-        t = it.FloatType()
+    if isinstance(t, it.DecimalType) and isinstance(raw, bytes):
+        return decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-t.scale)
+    return _normalize(t, raw)
+
+
+# ------------------------------------------------------------------------------ bounds
+
+#: fixed-width Arrow types: the byte widths a serialized bound may have (a promoted column's
+#: older type is the narrower one), each with the numpy type it is read in
+_WIDTHS = {pa.bool_(): {1: "u1"}, pa.int32(): {4: "<i4"}, pa.date32(): {4: "<i4"},
+           pa.int64(): {8: "<i8", 4: "<i4"}, pa.float32(): {4: "<f4"},
+           pa.float64(): {8: "<f8", 4: "<f4"}}
+
+
+def _fixed_width(raw: pa.Array, widths: dict[int, str], dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Values of a binary array whose entries are little-endian numbers of ``widths`` bytes,
+    as ``dtype``; and where an entry had one of those widths."""
+    offsets = np.frombuffer(raw.buffers()[1], np.int32)[raw.offset:raw.offset + len(raw) + 1]
+    data = np.frombuffer(raw.buffers()[2], np.uint8) if raw.buffers()[2] is not None \
+        else np.zeros(0, np.uint8)
+    sizes = np.diff(offsets)
+    values = np.zeros(len(raw), dtype)
+    valid = np.zeros(len(raw), bool)
+    for width, source in widths.items():
+        hit = sizes == width
+        if hit.any():
+            idx = offsets[:-1][hit, None] + np.arange(width)
+            values[hit] = np.ascontiguousarray(data[idx]).view(source).ravel()
+            valid |= hit
+    return values, valid
+
+
+def _decode_bounds(t, atype: pa.DataType, raw: pa.Array) -> pa.Array:
+    """Serialized Iceberg bounds (a binary array) as an array of ``atype``; an entry that
+    cannot be read in the column's type is null (unknown)."""
+    from pyiceberg import types as it
+
+    base = atype if not pa.types.is_temporal(atype) or pa.types.is_date(atype) else pa.int64()
+    if base in _WIDTHS:
+        dtype = {pa.bool_(): bool, pa.int32(): np.int32, pa.date32(): np.int32,
+                 pa.int64(): np.int64, pa.float32(): np.float32,
+                 pa.float64(): np.float64}[base]
+        values, valid = _fixed_width(raw, _WIDTHS[base], np.dtype(dtype) if dtype is not bool
+                                     else np.uint8)
+        if dtype is bool:
+            values = values != 0
+        if pa.types.is_floating(atype):
+            valid &= ~np.isnan(values)
+        out = pa.array(values, mask=~valid)
+        return out.view(atype) if out.type != atype else out
+    if pa.types.is_string(atype):
+        try:
+            return raw.cast(pa.string())
+        except pa.ArrowInvalid:  # invalid UTF-8 somewhere: those bounds are unknown
+            return pa.array([_utf8(b) for b in raw.to_pylist()], pa.string())
+    if pa.types.is_binary(atype):
+        return raw
+    items = raw.to_pylist()
+    if isinstance(t, it.DecimalType):
+        limit = 10 ** t.precision
+        unscaled = [int.from_bytes(b, "big", signed=True) if b else None for b in items]
+        return pa.array([decimal.Decimal(u).scaleb(-t.scale) if u is not None and abs(u) < limit
+                         else None for u in unscaled], atype)
+    if pa.types.is_fixed_size_binary(atype):
+        return pa.array([b if b is not None and len(b) == atype.byte_width else None
+                         for b in items], atype)
+    return pa.nulls(len(raw), atype)
+
+
+def _utf8(raw: bytes | None) -> str | None:
     try:
-        return _normalize(t, from_bytes(t, raw))
-    except Exception:  # noqa: BLE001 - a bound that cannot be read is an unknown bound
+        return None if raw is None else raw.decode("utf-8")
+    except UnicodeDecodeError:
         return None
+
+
+def _scatter(values: pa.Array, files: np.ndarray, n: int) -> pa.Array:
+    """``values[j]`` at container ``files[j]``; null elsewhere."""
+    index = np.full(n, -1, np.int64)
+    index[files] = np.arange(len(files))
+    return values.take(pa.array(index, mask=index < 0))
 
 
 # ------------------------------------------------------------------------------ columns
@@ -194,16 +267,17 @@ def _decode(t, raw: bytes | None):
 
 @dataclass
 class _Leaf:
-    """One primitive column of the current schema and its statistics, one entry per file."""
+    """One primitive column of the current schema and its statistics, one entry per file
+    (null arrays until :func:`_fill` sets them)."""
 
     field_id: int
     name: str
     itype: Any
     atype: pa.DataType
-    mins: list
-    maxs: list
-    nulls: list
-    nans: list | None
+    mins: pa.Array
+    maxs: pa.Array
+    nulls: pa.Array
+    nans: pa.Array | None
 
     @property
     def is_float(self) -> bool:
@@ -215,14 +289,9 @@ class _Leaf:
             or pa.types.is_fixed_size_binary(self.atype)
 
     def stats(self) -> LeafStats:
-        mins = pa.array(self.mins, self.atype)
-        maxs = pa.array(self.maxs, self.atype)
-        nulls = pa.array(self.nulls, pa.int64())
-        nan_field = nans = None
-        if self.nans is not None:
-            nan_field, nans = pa.field(self.name, pa.int64()), pa.array(self.nans, pa.int64())
-        return LeafStats(pa.field(self.name, self.atype), mins, maxs,
-                         pa.field(self.name, pa.int64()), nulls, nan_field, nans)
+        nan_field = pa.field(self.name, pa.int64()) if self.nans is not None else None
+        return LeafStats(pa.field(self.name, self.atype), self.mins, self.maxs,
+                         pa.field(self.name, pa.int64()), self.nulls, nan_field, self.nans)
 
 
 def _unknown(name: str, atype: pa.DataType, n: int) -> LeafStats:
@@ -257,8 +326,9 @@ def _plan(fields, n: int, leaves: dict[int, _Leaf]) -> list:
         elif isinstance(t, (it.ListType, it.MapType)):
             out.append(_unknown(f.name, atype, n))
         else:
-            leaf = _Leaf(f.field_id, f.name, t, atype, [None] * n, [None] * n, [None] * n,
-                         [None] * n if pa.types.is_floating(atype) else None)
+            unknown = _unknown(f.name, atype, n)
+            leaf = _Leaf(f.field_id, f.name, t, atype, unknown.mins, unknown.maxs,
+                         unknown.nulls, unknown.nans)
             leaves[f.field_id] = leaf
             out.append(leaf)
     return out
@@ -279,81 +349,94 @@ def _assemble(plan: list, n: int) -> list[LeafStats]:
 # ------------------------------------------------------------------------------ files
 
 
-def _fill(leaf: _Leaf, i: int, data_file) -> None:
-    """The statistics of ``leaf`` in file ``i`` from the file's manifest entry."""
+def _entries(column: MapColumn, field_id: int) -> tuple[np.ndarray, Any]:
+    """The files and values of one column's entries in a manifest map."""
+    hit = column.key == field_id
+    value = column.value.filter(pa.array(hit)) if isinstance(column.value, pa.Array) \
+        else column.value[hit]
+    return column.file[hit], value
+
+
+def _counts(column: MapColumn, field_id: int, n: int) -> pa.Array:
+    files, value = _entries(column, field_id)
+    return _scatter(pa.array(value, mask=value < 0), files, n)
+
+
+def _fill(leaf: _Leaf, files: DataFiles) -> None:
+    """The statistics of ``leaf`` in every file, from the manifests' maps."""
     from pyiceberg import types as it
 
-    fid = leaf.field_id
-    leaf.nulls[i] = (data_file.null_value_counts or {}).get(fid)
+    n = len(files.paths)
+    leaf.nulls = _counts(files.maps[NULL_COUNTS], leaf.field_id, n)
     if leaf.nans is not None:
-        leaf.nans[i] = (data_file.nan_value_counts or {}).get(fid)
+        leaf.nans = _counts(files.maps[NAN_COUNTS], leaf.field_id, n)
     if isinstance(leaf.itype, it.UUIDType):
         return
-    if leaf.byte_array and len(data_file.split_offsets or ()) != 1:
-        return  # bounds of several row groups: PyIceberg may have skipped one (module doc)
-    lo = _decode(leaf.itype, (data_file.lower_bounds or {}).get(fid))
-    hi = _decode(leaf.itype, (data_file.upper_bounds or {}).get(fid))
-    if leaf.is_float:
-        lo = -0.0 if lo == 0 else lo
-        hi = 0.0 if hi == 0 else hi
-    leaf.mins[i], leaf.maxs[i] = lo, hi
+    for which, bound in ((LOWER_BOUNDS, "mins"), (UPPER_BOUNDS, "maxs")):
+        where, raw = _entries(files.maps[which], leaf.field_id)
+        if leaf.byte_array:  # bounds of several row groups: PyIceberg may have skipped one
+            single = files.split_counts[where] == 1
+            where, raw = where[single], raw.filter(pa.array(single))
+        values = _decode_bounds(leaf.itype, leaf.atype, raw)
+        if leaf.is_float:  # a zero bound may be either zero (module doc)
+            zero = pc.equal(values, 0)
+            values = pc.if_else(zero, pa.scalar(-0.0 if bound == "mins" else 0.0, leaf.atype),
+                                values)
+        setattr(leaf, bound, _scatter(values, where, n))
 
 
-def _identity(leaf: _Leaf, i: int, value, num_records: int | None) -> None:
-    """Exact statistics of an identity-partition column: every row holds ``value``."""
-    if value is None:  # a null partition: every row is null
-        leaf.mins[i] = leaf.maxs[i] = None
-        leaf.nulls[i] = num_records
-        return
-    value = _normalize(leaf.itype, value)
-    if value is None:  # NaN: no bound
-        leaf.mins[i] = leaf.maxs[i] = None
-        leaf.nulls[i] = 0
-        return
-    if leaf.is_float and value == 0:
-        leaf.mins[i], leaf.maxs[i] = -0.0, 0.0
-    else:
-        leaf.mins[i] = leaf.maxs[i] = value
-    leaf.nulls[i] = 0
+def _identity(leaf: _Leaf, files: np.ndarray, values: list, records: np.ndarray) -> None:
+    """Exact statistics of an identity-partition column in ``files``: every row holds the
+    file's partition value (a null partition: every row is null; NaN: no bound)."""
+    n = len(leaf.mins)
+    lows, highs, nulls = [None] * n, [None] * n, [None] * n
+    hit = np.zeros(n, bool)
+    hit[files] = True
+    for i, value in zip(files.tolist(), values):
+        if value is None:
+            nulls[i] = int(records[i])
+            continue
+        nulls[i] = 0
+        value = _normalize(leaf.itype, value)
+        if value is not None and leaf.is_float and value == 0:
+            lows[i], highs[i] = -0.0, 0.0
+        else:
+            lows[i] = highs[i] = value
+    mask = pa.array(hit)
+    leaf.mins = pc.if_else(mask, pa.array(lows, leaf.atype), leaf.mins)
+    leaf.maxs = pc.if_else(mask, pa.array(highs, leaf.atype), leaf.maxs)
+    leaf.nulls = pc.if_else(mask, pa.array(nulls, pa.int64()), leaf.nulls)
 
 
-def _local_path(location: str) -> str:
-    """The path to open a data file at: a ``file:`` URI's path as PyIceberg opens it."""
-    if location.startswith("file:"):
-        parsed = urlparse(location)
-        if parsed.netloc in ("", "localhost"):
-            return parsed.path
-    return location
+#: a local ``file:`` URI's scheme and authority (``file:///p``, ``file://localhost/p``,
+#: ``file:/p``), which PyIceberg's ``PyArrowFileIO`` strips to open the file
+_FILE_URI = r"^file:(?://(?:localhost)?)?/"
 
 
-def _data_files(table, snapshot) -> tuple[list, int]:
-    """The live data files of ``snapshot`` and the number of its live delete files."""
-    from pyiceberg.manifest import DataFileContent, ManifestContent
-
-    files, deletes = [], 0
-    for manifest in snapshot.manifests(table.io):
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-            data_file = entry.data_file
-            if manifest.content == ManifestContent.DATA and \
-                    data_file.content == DataFileContent.DATA:
-                sequence = entry.sequence_number
-                files.append((-1 if sequence is None else sequence, len(files), data_file))
-            else:
-                deletes += 1
-    files.sort(key=lambda item: item[:2])  # in commit order, then as listed
-    return [f for _, _, f in files], deletes
+def _local_paths(locations: pa.Array) -> pa.Array:
+    """The paths to open the data files at: a local ``file:`` URI's path (not percent-decoded,
+    as PyIceberg opens it); other locations as the catalog gives them."""
+    locations = locations.cast(pa.string())
+    local = pc.match_substring_regex(locations, r"^file:(///|//localhost/|/[^/]|/$)")
+    paths = pc.if_else(local, pc.replace_substring_regex(locations, _FILE_URI, "/"), locations)
+    odd = pc.and_(local, pc.match_substring_regex(locations, r"[?#]"))
+    if pc.any(odd).as_py():  # a query or fragment: urlparse, as PyIceberg
+        return pa.array([urlparse(u).path if o else p for u, p, o in
+                         zip(locations.to_pylist(), paths.to_pylist(), odd.to_pylist())],
+                        pa.string())
+    return paths
 
 
-def _partitions(table, schema, files: list, leaves: dict[int, _Leaf]) -> dict[str, pa.Array]:
-    """``partition_values`` (one typed array per partition field name); fills the identity
+def _partitions(table, schema, files: DataFiles, leaves: dict[int, _Leaf]) -> dict[str, pa.Array]:
+    """``partition_values`` (one typed array per partition field name); sets the identity
     columns' exact statistics on the way."""
     from pyiceberg.transforms import IdentityTransform
 
     specs = table.specs()
-    n = len(files)
+    n = len(files.paths)
     names: dict[tuple[int, int], str] = {}  # (spec id, position) -> column name
     columns: dict[str, tuple[Any, pa.DataType, list]] = {}
-    spec_ids = [table.spec().spec_id] + sorted({f.spec_id for f in files})
+    spec_ids = [table.spec().spec_id] + sorted(set(files.spec_ids.tolist()))
     for spec_id in dict.fromkeys(spec_ids):
         spec = specs.get(spec_id)
         if spec is None:
@@ -371,23 +454,29 @@ def _partitions(table, schema, files: list, leaves: dict[int, _Leaf]) -> dict[st
                 name = f"{pf.name}__spec{spec_id}"
             columns.setdefault(name, (rtype, atype, [None] * n))
             names[(spec_id, pos)] = name
-    for i, data_file in enumerate(files):
-        spec = specs.get(data_file.spec_id)
-        if spec is None:
+    identity: dict[int, tuple[list, list]] = {}
+    for i, (spec_id, record) in enumerate(zip(files.spec_ids.tolist(), files.partitions)):
+        spec = specs.get(spec_id)
+        if spec is None or not record:
             continue
-        record = data_file.partition
         for pos, pf in enumerate(spec.fields):
-            try:
-                value = record[pos]
-            except (IndexError, TypeError):
+            key = pf.field_id if pf.field_id in record else pf.name
+            if key not in record:
                 continue
-            name = names.get((spec.spec_id, pos))
+            try:
+                rtype = pf.transform.result_type(schema.find_type(pf.source_id))
+            except Exception:  # noqa: BLE001 - a source column dropped from the schema
+                continue
+            value = _partition_value(rtype, record[key])
+            name = names.get((spec_id, pos))
             if name is not None:
-                rtype, _, values = columns[name]
-                values[i] = _normalize(rtype, value)
-            leaf = leaves.get(pf.source_id)
-            if leaf is not None and isinstance(pf.transform, IdentityTransform):
-                _identity(leaf, i, value, data_file.record_count)
+                columns[name][2][i] = _normalize(columns[name][0], value)
+            if pf.source_id in leaves and isinstance(pf.transform, IdentityTransform):
+                where, values = identity.setdefault(pf.source_id, ([], []))
+                where.append(i)
+                values.append(value)
+    for source_id, (where, values) in identity.items():
+        _identity(leaves[source_id], np.asarray(where, np.int64), values, files.record_count)
     return {name: pa.array(values, atype) for name, (_, atype, values) in columns.items()}
 
 
@@ -437,25 +526,23 @@ def stats_from_iceberg(table, name=None) -> StatsTable:
     table = _load(table, name)
     schema = table.schema()
     snapshot = table.current_snapshot()
-    files, deletes = _data_files(table, snapshot) if snapshot is not None else ([], 0)
-    n = len(files)
+    files = data_files(table.io, list(snapshot.manifests(table.io)) if snapshot else [])
+    n = len(files.paths)
     leaves: dict[int, _Leaf] = {}
     plan = _plan(schema.fields, n, leaves)
-    for i, data_file in enumerate(files):
-        for leaf in leaves.values():
-            _fill(leaf, i, data_file)
+    for leaf in leaves.values():
+        _fill(leaf, files)
     parts = _partitions(table, schema, files, leaves)
-    paths = [_local_path(f.file_path) for f in files]
+    paths = _local_paths(files.paths)
     extra = {}
     if parts:
         extra[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
             list(parts.values()), names=list(parts)) if n else \
             pa.array([], pa.struct([(k, v.type) for k, v in parts.items()]))
-    out = stats_table(paths, [f.record_count for f in files], _assemble(plan, n), extra=extra,
-                      leading={layout.PATH: pa.array(paths, pa.string()),
-                               layout.ROW_GROUP: pa.nulls(n, pa.int32())})
+    out = stats_table(paths, files.record_count, _assemble(plan, n), extra=extra,
+                      leading={layout.PATH: paths, layout.ROW_GROUP: pa.nulls(n, pa.int32())})
     metadata = {"iceberg": {
         "table": ".".join(table.name()) if hasattr(table, "name") else None,
         "snapshot_id": snapshot.snapshot_id if snapshot is not None else None,
-        "schema_id": schema.schema_id, "delete_files": deletes}}
+        "schema_id": schema.schema_id, "delete_files": files.delete_files}}
     return StatsTable(out, metadata)

@@ -111,3 +111,52 @@ def leaves(struct_type: pa.DataType, prefix: tuple[str, ...] = (), element: str 
             yield from leaves(field.type, path, kind)
         else:
             yield path, field.type, kind
+
+
+def struct_leaf(column: pa.Array | pa.ChunkedArray, path: tuple[str, ...]) -> pa.Array | None:
+    """The leaf ``path`` of a stats struct column, with its own validity only (a null parent
+    row is not applied); None when the struct lacks it.
+
+    >>> col = pa.array([{"st": {"a": 1}}, {"st": {"a": None}}])
+    >>> struct_leaf(col, ("st", "a")).to_pylist(), struct_leaf(col, ("b",))
+    ([1, None], None)
+    """
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    for name in path:
+        index = array.type.get_field_index(name) if pa.types.is_struct(array.type) else -1
+        if index < 0:
+            return None
+        array = array.field(index)
+    return array
+
+
+def with_struct_leaf(array: pa.StructArray, path: tuple[str, ...], values: pa.Array,
+                     keep_nulls: bool = True) -> pa.StructArray:
+    """``array`` with the leaf ``path`` set to ``values``, added (with the structs above it)
+    where the struct lacks it. ``keep_nulls=False``: a row where a struct on the path is null
+    becomes a row of null fields instead, so that the new leaf counts there too.
+
+    >>> col = pa.array([{"a": 1}, None], pa.struct([("a", pa.int64())]))
+    >>> with_struct_leaf(col, ("st", "b"), pa.array([0, 0])).to_pylist()
+    [{'a': 1, 'st': {'b': 0}}, None]
+    >>> with_struct_leaf(col, ("b",), pa.array([0, 0]), keep_nulls=False).to_pylist()
+    [{'a': 1, 'b': 0}, {'a': None, 'b': 0}]
+    """
+    mask = array.is_null() if array.null_count and keep_nulls else None
+    if array.null_count and not keep_nulls:
+        children = array.flatten()  # the row's nulls carried into its fields
+    else:
+        children = [array.field(i) for i in range(array.type.num_fields)]
+    fields = list(array.type)
+    index = array.type.get_field_index(path[0])
+    if len(path) > 1:
+        inner = children[index] if index >= 0 else pa.array([{}] * len(array), pa.struct([]))
+        values = with_struct_leaf(inner, path[1:], values, keep_nulls)
+    field = pa.field(path[0], values.type, metadata=fields[index].metadata if index >= 0
+                     else None)
+    if index < 0:
+        children.append(values)
+        fields.append(field)
+    else:
+        children[index], fields[index] = values, field
+    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)

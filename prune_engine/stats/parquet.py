@@ -20,8 +20,12 @@ column as):
   two's complement of any width.
 - ``FLOAT`` / ``DOUBLE``: a min of ``+0.0`` may hide a ``-0.0``, so it widens to ``-0.0``; a max of
   ``-0.0`` widens to ``+0.0``; a NaN bound is unknown (parquet-java writes a NaN max when
-  the chunk holds NaN; its min is still a bound). ``nan_count`` stays unknown (the footer
-  has none).
+  the chunk holds NaN; its min is still a bound). ``nan_count`` (for every float leaf; null =
+  unknown) is the footer's ``Statistics.nan_count`` where the writer set it (field 9,
+  parquet-format 2.13, PARQUET-2249; a count that does not fit the chunk's values is
+  unknown); else ``0`` where the chunk is all null, or where its dictionary page was read
+  (``dictionaries=``) and holds no NaN, since every data page of such a chunk uses it; else
+  unknown: pyarrow and parquet-java (so Spark) do not write it.
 - ``INT96``, ``Float16`` and chunks without statistics are unknown; string bounds from
   writers with PARQUET-251 (parquet-mr before 1.8.0) are dropped. Null counts are read for
   every chunk that has them.
@@ -178,6 +182,8 @@ class FileFooter:
     #: per dotted leaf path: each row group's dictionary values (Arrow), None where unknown
     dictionaries: dict[str, list[pa.Array | None]] = field(default_factory=dict)
     dictionary_problems: list[str] = field(default_factory=list)  # pages not used, and why
+    #: dotted paths of the float leaves with a dictionary page that holds NaN (its set unknown)
+    nan_dictionaries: set[str] = field(default_factory=set)
 
 
 # ------------------------------------------------------------------------------ plans
@@ -526,6 +532,8 @@ def _dictionary_values(footer: FileFooter, leaf: LeafPlan, leaf_path: str, count
                                           f"is not usable: {e}")
         return None
     converted = _bounds(leaf, raw, False)
+    if converted.null_count and leaf.kind == FLOAT:  # a float bound is null only for NaN
+        footer.nan_dictionaries.add(leaf_path)
     return converted if converted.null_count == 0 else None
 
 
@@ -653,29 +661,53 @@ def _bounds(plan: LeafPlan, raw: Bounds, lower: bool) -> pa.Array:
 
 @dataclass
 class RawLeaf:
-    """One leaf's statistics over containers: bounds, null counts, and proven emptiness."""
+    """One leaf's statistics over containers: bounds, null and NaN counts (``nans`` None
+    for a leaf that is not a float), and proven emptiness."""
 
     mins: pa.Array
     maxs: pa.Array
     nulls: pa.Array
     empty: np.ndarray  # no non-null value at all (bounds null for that reason)
+    nans: pa.Array | None = None
 
 
-def _raw_leaf(plan: LeafPlan, data: np.ndarray, rows: np.ndarray) -> RawLeaf:
-    """``rows``: this leaf's :mod:`._thrift` ``S_*`` rows, one per row group."""
+def _raw_leaf(plan: LeafPlan, data: np.ndarray, rows: np.ndarray,
+              no_nan: np.ndarray | None = None) -> RawLeaf:
+    """``rows``: this leaf's :mod:`._thrift` ``S_*`` rows, one per row group; ``no_nan``:
+    the row groups proven free of NaN otherwise (a dictionary without NaN)."""
     mins = _bounds(plan, Bounds(data, rows[:, _thrift.S_MIN_START], rows[:, _thrift.S_MIN_LEN]),
                    True)
     maxs = _bounds(plan, Bounds(data, rows[:, _thrift.S_MAX_START], rows[:, _thrift.S_MAX_LEN]),
                    False)
     nulls = rows[:, _thrift.S_NULLS]
     known = nulls >= 0
-    empty = known & (nulls == rows[:, _thrift.S_NUM_VALUES])
-    return RawLeaf(mins, maxs, pa.array(nulls, pa.int64(), mask=~known), empty)
+    values = rows[:, _thrift.S_NUM_VALUES]
+    empty = known & (nulls == values)
+    nans = None
+    if plan.kind == FLOAT:
+        nans = _nan_counts(rows[:, _thrift.S_NANS], values, np.where(known, nulls, 0),
+                           empty if no_nan is None else empty | no_nan)
+    return RawLeaf(mins, maxs, pa.array(nulls, pa.int64(), mask=~known), empty, nans)
+
+
+def _nan_counts(counts: np.ndarray, values: np.ndarray, nulls: np.ndarray,
+                no_nan: np.ndarray) -> pa.Array:
+    """A float leaf's NaN counts (null = unknown): the footer's where it is one the chunk can
+    hold (NaNs and nulls are at most its values), else 0 where ``no_nan`` proves it.
+
+    >>> _nan_counts(np.array([2, -1, 9, -1]), np.array([5, 5, 5, 5]), np.array([0, 0, 0, 5]),
+    ...             np.array([False, False, False, True])).to_pylist()
+    [2, None, None, 0]
+    """
+    valid = (counts >= 0) & (values >= 0) & (counts + nulls <= values)
+    counts = np.where(valid, counts, 0)
+    return pa.array(counts, pa.int64(), mask=~(valid | no_nan))
 
 
 def _per_file(leaf: RawLeaf, file_ids: np.ndarray, n: int) -> RawLeaf:
     """File statistics from row-group statistics: min of mins, sum of counts; a side is unknown
-    if any row group that holds values has it unknown (a null count if any is unknown)."""
+    if any row group that holds values has it unknown (a null or NaN count if any is
+    unknown)."""
     counts = np.bincount(file_ids, minlength=n)
 
     def any_per_file(flags: np.ndarray) -> np.ndarray:
@@ -685,21 +717,23 @@ def _per_file(leaf: RawLeaf, file_ids: np.ndarray, n: int) -> RawLeaf:
         return pa.array(any_per_file(~leaf.empty & np.asarray(
             bounds.is_null().to_numpy(zero_copy_only=False))))
 
-    null_unknown = any_per_file(np.asarray(leaf.nulls.is_null().to_numpy(zero_copy_only=False)))
+    def count_sum(per_group: pa.Array) -> pa.Array:
+        """Per file, the sum of its row groups' counts; unknown if one of them is."""
+        total = group_aggregate({"c": per_group}, [("c", "sum")], file_ids, n)["c_sum"]
+        unknown = any_per_file(np.asarray(per_group.is_null().to_numpy(zero_copy_only=False)))
+        return pc.if_else(pa.array(unknown), pa.scalar(None, pa.int64()), pc.fill_null(total, 0))
+
     all_empty = np.bincount(file_ids, weights=leaf.empty, minlength=n) == counts
-    out = group_aggregate({"lo": leaf.mins, "hi": leaf.maxs, "nc": leaf.nulls},
-                          [("lo", "min"), ("hi", "max"),
-                           ("nc", "sum", pc.ScalarAggregateOptions(min_count=0))],
+    out = group_aggregate({"lo": leaf.mins, "hi": leaf.maxs}, [("lo", "min"), ("hi", "max")],
                           file_ids, n)
     if out is None:
         mins, maxs = pa.nulls(n, leaf.mins.type), pa.nulls(n, leaf.maxs.type)
-        nc = group_aggregate({"nc": leaf.nulls}, [("nc", "sum")], file_ids, n)["nc_sum"]
     else:
-        mins, maxs, nc = out["lo_min"], out["hi_max"], out["nc_sum"]
+        mins, maxs = out["lo_min"], out["hi_max"]
     mins = pc.if_else(unknown(leaf.mins), pa.scalar(None, mins.type), mins)
     maxs = pc.if_else(unknown(leaf.maxs), pa.scalar(None, maxs.type), maxs)
-    nc = pc.if_else(pa.array(null_unknown), pa.scalar(None, pa.int64()), pc.fill_null(nc, 0))
-    return RawLeaf(mins, maxs, nc, all_empty)
+    nans = None if leaf.nans is None else count_sum(leaf.nans)
+    return RawLeaf(mins, maxs, count_sum(leaf.nulls), all_empty, nans)
 
 
 def _build(node: Node, leaf_stats: dict[int, LeafStats], n: int) -> LeafStats:
@@ -712,6 +746,18 @@ def _build(node: Node, leaf_stats: dict[int, LeafStats], n: int) -> LeafStats:
         return element_stats(node.name, inner, node.element_type, "list", n)
     inner = struct_stats(node.name, [_build(c, leaf_stats, n) for c in node.children], n)
     return element_stats(node.name, inner, inner.min_field.type, "map", n)
+
+
+def _dictionary_known(footers: Sequence[FileFooter], leaf_path: str | None) -> np.ndarray | None:
+    """Per row group of ``footers`` (in order): was the leaf's dictionary read as a value set?
+    None when no footer read it. A set is known only when every data page uses the
+    dictionary and no value failed to convert (a float NaN does), so then the chunk holds no
+    NaN."""
+    if leaf_path is None or not any(leaf_path in f.dictionaries for f in footers):
+        return None
+    return np.array([values is not None for f in footers
+                     for values in f.dictionaries.get(leaf_path) or [None] * len(f.num_rows)],
+                    bool)
 
 
 def group_stats(footers: Sequence[FileFooter], granularity: str
@@ -737,12 +783,15 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
     rows[:, _thrift.S_MAX_START] += shift
     leaf_stats = {}
     for j, leaf in enumerate(plan.leaves):
-        raw = _raw_leaf(leaf, data, rows[j::width])
+        proven = _dictionary_known(footers, plan.paths.get(leaf.index)) \
+            if leaf.kind == FLOAT else None
+        raw = _raw_leaf(leaf, data, rows[j::width], proven)
         if by_file:
             raw = _per_file(raw, file_ids, n)
         field = pa.field(leaf.name, leaf.target)
-        leaf_stats[leaf.index] = LeafStats(field, raw.mins, raw.maxs,
-                                           pa.field(leaf.name, pa.int64()), raw.nulls)
+        counted = pa.field(leaf.name, pa.int64())
+        leaf_stats[leaf.index] = LeafStats(field, raw.mins, raw.maxs, counted, raw.nulls,
+                                           None if raw.nans is None else counted, raw.nans)
     top = [_build(node, leaf_stats, n) for node in plan.nodes]
     if by_file:
         num_records = np.bincount(file_ids, weights=num_rows, minlength=n).astype(np.int64)

@@ -246,7 +246,13 @@ def test_layout_matches_collect_stats(table):
     stats = pe.stats_from_delta(table)
     footers = pe.collect_stats(stats.column("path").to_pylist(), granularity="file",
                                progress=False)
-    assert stats.table.column_names == footers.table.column_names
+    # nan_count is optional: the footers give one per float leaf (unknown for pyarrow's
+    # files), the log has none
+    floats = [p for p, t, _ in layout.leaves(footers.schema.field(layout.MIN_VALUES).type)
+              if pa.types.is_floating(t)]
+    assert [p for p, _, _ in layout.leaves(footers.schema.field(layout.NAN_COUNT).type)] == floats
+    assert stats.table.column_names == [c for c in footers.table.column_names
+                                        if c != layout.NAN_COUNT]
     for name in (layout.CONTAINER, layout.PATH, layout.ROW_GROUP, layout.NUM_RECORDS):
         assert stats.schema.field(name).type == footers.schema.field(name).type
     for name in (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT):

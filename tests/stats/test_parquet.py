@@ -113,7 +113,14 @@ def test_types_and_markers(rich_file):
     assert mins.field("m").type == pa.struct([("key", pa.string()), ("value", pa.int32())])
     assert mins.field("m").metadata[b"prune_engine.element"] == b"map"
     assert mins.field("l").metadata[b"prune_engine.element"] == b"list"
-    assert "nan_count" not in stats.table.column_names, "footers carry no NaN count"
+    nans = stats.schema.field("nan_count").type
+    assert [f.name for f in nans] == ["f64", "f32", "l"], "a NaN count for every float leaf"
+    assert nans.field("l").metadata[b"prune_engine.element"] == b"list"
+    for counts, nulls, n in zip(rows(stats, "nan_count"), rows(stats, "null_count"),
+                                stats.column("num_records").to_pylist()):
+        for name in ("f64", "f32"):
+            assert counts[name] == (0 if nulls[name] == n else None), \
+                "pyarrow writes no nan_count: unknown, but an all-null chunk holds no NaN"
 
 
 def test_uint64_above_2_63_and_signed_zero(tmp_path):

@@ -205,6 +205,29 @@ def kernel(footer: bytes):
     return T.decode_footer(np.frombuffer(footer + b"\0", np.uint8).copy())
 
 
+def with_statistics(data: bytes, fields: dict[tuple[int, int], list[Field]]) -> bytes:
+    """The Parquet file ``data`` with fields set in chunks' ``Statistics`` (``(row group,
+    column)`` -> fields, replacing those of the same ids), as another writer would have
+    written its footer; the data pages stay as they are (no offset points into the footer).
+    """
+    footer = footer_of(data)
+    tree = decode(footer)
+    for r, group in enumerate(get(tree, 4).value.items):
+        for c, chunk in enumerate(get(group, 1).value.items):
+            if (r, c) not in fields:
+                continue
+            meta = get(chunk, 3).value
+            if get(meta, 12) is None:
+                meta.append(Field(12, STRUCT, []))
+                meta.sort(key=lambda f: f.fid)
+            stats = get(meta, 12).value
+            ids = {f.fid for f in fields[r, c]}
+            stats[:] = sorted([f for f in stats if f.fid not in ids] + list(fields[r, c]),
+                              key=lambda f: f.fid)
+    edited = encode(tree)
+    return data[:len(data) - 8 - len(footer)] + edited + struct.pack("<I", len(edited)) + b"PAR1"
+
+
 def assert_kernel_matches(footer: bytes) -> None:
     """Every value the kernel reports is the one the Python decoder reads at that place."""
     tree = decode(footer)
@@ -237,6 +260,8 @@ def assert_kernel_matches(footer: bytes) -> None:
             assert span(row, slot) == (f.value if f else None), f"statistics field {fid}"
         nulls = get(stats, 3)
         assert row[T.C_NULLS] == (nulls.value if nulls else -1)
+        nans = get(stats, 9)
+        assert row[T.C_NANS] == (nans.value if nans and nans.type == I64 else -1), "nan_count"
     created = get(tree, 6)
     assert span(info, T.F_CREATED_BY_OFF) == (created.value if created else None)
     kv = get(tree, 5)

@@ -1,0 +1,79 @@
+"""Three answers per container: no row matches (``none``), every row does (``all``), or some
+may (``some``).
+
+``none`` is what pruning proves (:meth:`PruningProgram.evaluate` is False). ``all`` is the same
+proof for the predicate's counterpart: a row fails ``p`` when ``p`` is FALSE *or NULL* there,
+which is exactly where ``p IS NOT TRUE`` is TRUE. So a container whose statistics prove
+``p IS NOT TRUE`` empty holds only rows where ``p`` is TRUE. The rewrite rules expand
+``p IS NOT TRUE`` to ``NOT p OR <p may be NULL>`` (:func:`~prune_engine.compiler.rules.may_be_null`:
+a column's NULL, or anything the rules cannot follow, which then proves nothing), and the
+container tests are the pruning's own: the ALL direction rests on the same tested rules as the
+NONE direction, and inherits their soundness. Both tests run in one evaluation context, so
+every statistics column is read once.
+
+An empty container is ``none``; a container kept only because its statistics are invalid
+(``on_invalid="keep"``) is ``some``.
+
+>>> import pyarrow as pa, prune_engine as pe
+>>> stats = pa.table({"container": ["a", "b", "c"], "num_records": [10, 10, 10],
+...                   "min_values": [{"x": 0}, {"x": 6}, {"x": 3}],
+...                   "max_values": [{"x": 4}, {"x": 9}, {"x": 8}],
+...                   "null_count": [{"x": 0}, {"x": 0}, {"x": 0}]})
+>>> pe.classify(stats, "x > 5").to_pylist()
+['none', 'all', 'some']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from prune_engine.expr import nodes as n
+
+NONE, SOME, ALL = "none", "some", "all"
+#: the dictionary of :func:`classify`'s result; codes index it
+CLASSES = (NONE, SOME, ALL)
+NONE_CODE, SOME_CODE, ALL_CODE = 0, 1, 2
+
+
+def counterpart(expr: n.Expr) -> n.Expr:
+    """``expr IS NOT TRUE``: TRUE on exactly the rows that ``expr`` does not match."""
+    return n.IsBool(expr, True, negated=True)
+
+
+def codes(plan, stats, on_invalid: str = "raise") -> np.ndarray:
+    """Per container, the code of its answer (:data:`NONE_CODE`, :data:`SOME_CODE`,
+    :data:`ALL_CODE`) for the compiled ``plan`` (a ``PruningProgram``)."""
+    from prune_engine.compiler.plan import compile_predicate
+
+    keep, ctx, _ = plan._evaluate(stats, on_invalid)
+    other = plan.__dict__.get("_counterpart")
+    if other is None:  # compiled once per plan
+        other = plan.__dict__["_counterpart"] = compile_predicate(counterpart(plan.expr),
+                                                                  plan.schema)
+    fails = other._check_for(stats).evaluate(ctx)
+    every = keep & ~fails
+    if ctx.invalid is not None:
+        every &= ~ctx.invalid
+    out = keep.view(np.int8) + every.view(np.int8)  # none 0, some 1, all 2
+    return out
+
+
+def everything(stats) -> np.ndarray:
+    """The codes without a predicate: every row of a non-empty container matches."""
+    from prune_engine.evaluate.context import EvalContext
+
+    not_empty = EvalContext(stats).not_empty()
+    out = np.full(stats.num_rows, ALL_CODE, np.int8)
+    if not_empty is not None:
+        out[~not_empty] = NONE_CODE
+    return out
+
+
+def to_arrow(classes: np.ndarray) -> pa.DictionaryArray:
+    """Codes as a dictionary-encoded string array (``none`` / ``some`` / ``all``)."""
+    indices = pa.Array.from_buffers(pa.int8(), len(classes), [None, pa.py_buffer(classes)])
+    return pa.DictionaryArray.from_arrays(indices, _DICTIONARY, safe=False)
+
+
+_DICTIONARY = pa.array(CLASSES, pa.string())

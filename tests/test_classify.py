@@ -1,0 +1,144 @@
+"""``pe.classify`` against DuckDB on the rows, in both directions (issue #23).
+
+Per container and predicate ``p``: ``"none"`` must hold no row where ``p`` is TRUE (the pruning
+oracle), and ``"all"`` must hold no row where ``p IS NOT TRUE`` (FALSE or NULL): both asked of
+DuckDB on the actual rows, under the same random cases, statistics sources (exact, degraded,
+``stats_from_arrow``, Parquet footers) and boundary values as the pruning's differential tests.
+``prune`` must equal ``classify != "none"``, and a fair share of the containers that do match
+entirely must be found (an engine answering ``"some"`` everywhere is sound and useless).
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import prune_engine as pe
+from tests.budget import examples
+from tests.oracle.check import Tally, printable
+from tests.oracle.data import FAMILIES
+from tests.oracle.duck import DuckOracle
+from tests.oracle.run import run_boundary_round, run_round
+
+ORACLE = DuckOracle()
+
+
+class ClassifyTally(Tally):
+    """:class:`Tally` for ``classify``: ``violations`` lists wrong ``"none"`` and ``"all"``
+    answers; ``entire`` / ``found`` count the containers whose every row matches and how many
+    of them ``classify`` called ``"all"``."""
+
+    def __init__(self, oracle):
+        super().__init__(oracle)
+        self.entire = collections.Counter()
+        self.found = collections.Counter()
+
+    def _rows_failing(self, case, preds) -> list:
+        """Per predicate: the containers with a row where it is not TRUE, in every reading."""
+        out = self.oracle.matching(case.table, [f"({p.sql('duck')}) IS NOT TRUE" for p in preds])
+        for i, p in enumerate(preds):
+            if p.sql("wrap") != p.sql("duck") and out[i] is not None:
+                more = self.oracle.matching(case.table, [f"({p.sql('wrap')}) IS NOT TRUE"])[0]
+                out[i] = None if more is None else out[i] | more
+        return out
+
+    def check(self, case, sources, preds, label=""):
+        matches = self.oracle.matching(case.table, [p.sql("duck") for p in preds])
+        for i, p in enumerate(preds):
+            if p.sql("wrap") != p.sql("duck") and matches[i] is not None:
+                more = self.oracle.matching(case.table, [p.sql("wrap")])[0]
+                matches[i] = matches[i] | (more or set())
+        failing = self._rows_failing(case, preds)
+        sizes = collections.Counter(case.table.column("__cid").to_pylist())
+        for pred, match, fails in zip(preds, matches, failing):
+            if match is None or fails is None:
+                self.duck_rejected += 1
+                continue
+            for source, stats in sources.items():
+                self.cases += 1
+                self._classify_one(case, stats, pred, match, fails, sizes, f"{label} {source}")
+
+    def _classify_one(self, case, stats, pred, match, fails, sizes, label):
+        sql = pred.sql("pe")
+        try:
+            answers = pe.classify(stats, sql)
+            keep = pe.prune(stats, sql).to_pylist()
+        except pe.PruneEngineError:
+            return
+        assert isinstance(answers, pa.DictionaryArray) and len(answers) == stats.num_rows
+        answers = answers.to_pylist()
+        assert keep == [a != "none" for a in answers], f"prune != classify != 'none': {sql}"
+        source = label.split()[-1]
+        for i, cid in enumerate(case.cids):
+            wrong = (answers[i] == "none" and cid in match) or (answers[i] == "all" and cid in fails)
+            if wrong:
+                self.violations.append(
+                    f"WRONG {answers[i].upper()}: container {cid!r} ({label.strip()})\n"
+                    f"  predicate: {sql}\n  stats row: {printable(stats.slice(i, 1)).to_pylist()}")
+            if cid not in fails and sizes[cid]:
+                self.entire[source] += 1
+                self.found[source] += answers[i] == "all"
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, "mixed"])
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(rnd=st.randoms(use_true_random=False))
+def test_none_and_all_hold_on_the_rows(family, rnd):
+    tally = ClassifyTally(ORACLE)
+    run_round(tally, rnd, family=family, n_predicates=8, max_containers=6, max_rows=6)
+    assert not tally.violations, "\n\n".join(tally.violations[:10])
+
+
+def test_seeded_rounds_find_entire_containers():
+    """Seeded rounds, through Parquet files too: sound both ways, and with exact statistics a
+    fair share of the containers whose every row matches are called "all"."""
+    tally = ClassifyTally(ORACLE)
+    for seed in range(20):
+        run_round(tally, random.Random(seed), n_predicates=10, parquet=True,
+                  label=f"seed={seed}")
+    assert not tally.violations, "\n\n".join(tally.violations[:10])
+    assert tally.entire["reference"] > 100, "too few entirely matching containers to judge"
+    rate = tally.found["reference"] / tally.entire["reference"]
+    assert rate > 0.3, f"found only {rate:.0%} of the entirely matching containers"
+
+
+@pytest.mark.parametrize("column", ["i8", "u64", "f64", "f32", "d18", "tz_ms", "dt", "s",
+                                    "bin", "b"])
+def test_boundary_values(column):
+    """Every type's limits and the values next to them, NaN, -0.0, NULL and empty containers."""
+    tally = ClassifyTally(ORACLE)
+    run_boundary_round(tally, random.Random(column), column, budget=200,
+                       label=f"boundary {column}")
+    assert not tally.violations, "\n\n".join(tally.violations[:10])
+    assert tally.cases > 100
+
+
+def test_classify_shapes_and_edges():
+    stats = pa.table({
+        "container": ["empty", "all", "nulls", "nan", "unknown"],
+        "num_records": [0, 3, 3, 3, 3],
+        "min_values": [{"x": None}, {"x": 6.0}, {"x": 6.0}, {"x": 6.0}, {"x": None}],
+        "max_values": [{"x": None}, {"x": 9.0}, {"x": 9.0}, {"x": 9.0}, {"x": 9.0}],
+        "null_count": [{"x": 0}, {"x": 0}, {"x": 1}, {"x": 0}, {"x": 0}],
+        "nan_count": [{"x": 0}, {"x": 0}, {"x": 0}, {"x": 1}, {"x": 0}],
+    })
+    assert pe.classify(stats, "x > 5").to_pylist() == ["none", "all", "some", "all", "some"]
+    # NaN is above every number; NULL is never a match; a max below 10 is enough for "all"
+    assert pe.classify(stats, "x < 10").to_pylist() == ["none", "all", "some", "some", "all"]
+    assert pe.classify(stats, "x IS NULL").to_pylist() == ["none", "none", "some", "none",
+                                                           "none"]
+    assert pe.classify(stats, "x IS NOT NULL").to_pylist() == ["none", "all", "some", "all",
+                                                               "all"]
+    assert pe.classify(stats, "x > 5 OR x IS NULL").to_pylist()[1] == "all"
+    assert pe.classify(stats, "f(x) > 5").to_pylist() == ["none"] + ["some"] * 4
+    assert pe.classify(stats, "NOT (x <= 5)").to_pylist()[1] == "all"
+    answers = pe.classify(stats, pe.col("x") > 5)
+    assert answers.type == pa.dictionary(pa.int8(), pa.string())
+    with pytest.raises(pe.UnknownColumnError):
+        pe.classify(stats, "y > 1")
