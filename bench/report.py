@@ -20,8 +20,11 @@ against their bound and min/max alone, ``IN`` of 1,000 keys against 5 ms, collec
 filters against 5,000 files/s and their bytes against the footers', and the lookup end to end
 against pe.scan; for ``bench/test_bench_tables.py``, a Delta and an Iceberg table's statistics
 against their footers (target 10x) and the files ``k IN`` 200 and 201 values keeps (PyIceberg's
-plan_files gives up above 200). The first-call costs (fresh process: import, parse, compile, numba JIT
-with a cold and a warm cache) come last, in a section of their own.
+plan_files gives up above 200); for ``bench/test_bench_topk.py``, the files and row groups
+``ORDER BY ts DESC LIMIT 100`` and ``COUNT(*) WHERE ts >= ...`` read per engine (target: 2 files
+on a clustered lake) and ``pe.classify`` against ``pe.prune`` (target 1.5×). The first-call
+costs (fresh process: import, parse, compile, numba JIT with a cold and a warm cache) come
+last, in a section of their own.
 
 >>> results = [Result("1k", "eq_int", "floor", 2e-6, 10, 1000),
 ...            Result("1k", "eq_int", "prune", 4e-6, 10, 1000)]
@@ -595,21 +598,32 @@ def bloom_collect_table(others: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _opened(o: dict) -> str:
+    """Files opened and row groups read of a lookup (``bench/engine_metrics.py``)."""
+    files = f"{o['files_opened']:,}" if "files_opened" in o else "—"
+    groups = (f"{o['row_groups_read']:,} / {o['row_groups_total']:,}"
+              if "row_groups_read" in o else "—")
+    return f"{files} | {groups}"
+
+
 def bloom_lookup_table(others: list[dict]) -> str:
-    """``test_lookup_*``: ``count(*) WHERE k = v`` end to end, each engine's time as a multiple
-    of pe.scan's (the peers probe the Bloom filters while scanning, pe.scan beforehand)."""
-    rows = _group(others, "bloom lookup")
+    """``test_lookup_*``: ``count(*) WHERE k = v`` and ``s = v`` end to end, each engine's time
+    as a multiple of pe.scan's on the same query (the peers probe the Bloom filters while
+    scanning, pe.scan beforehand), with the files each opened and the row groups it read."""
+    rows = _group(others, "bloom lookup") + _group(others, "bloom string lookup")
     if not rows:
         return ""
-    base = next((o["seconds"] for o in rows if o["engine"] == "pe.scan"), None)
-    lines = ["| engine | files | time | vs pe.scan | rows | files read / kept |",
-             "|---|---:|---:|---:|---:|---:|"]
+    base = {o["group"]: o["seconds"] for o in rows if o["engine"] == "pe.scan"}
+    lines = ["| query | engine | files | time | vs pe.scan | rows | files read / kept | "
+             "files opened | row groups read / total |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for o in rows:
-        ratio = f"{o['seconds'] / base:.2f}×" if base else (
+        ratio = f"{o['seconds'] / base[o['group']]:.2f}×" if o["group"] in base else (
             f"{o['vs_pe_scan']:.2f}×" if "vs_pe_scan" in o else "—")
         files = o.get("files_read", o.get("kept"))
-        lines.append(f"| {o['engine']} | {o['files']:,} | {fmt_time(o['seconds'])} | {ratio} | "
-                     f"{o.get('rows', '—')} | {'—' if files is None else f'{files:,}'} |")
+        lines.append(f"| {o.get('scenario', 'k = v')} | {o['engine']} | {o['files']:,} | "
+                     f"{fmt_time(o['seconds'])} | {ratio} | {o.get('rows', '—')} | "
+                     f"{'—' if files is None else f'{files:,}'} | {_opened(o)} |")
     return "\n".join(lines)
 
 
@@ -619,8 +633,8 @@ def bloom_spark_table(others: list[dict]) -> str:
     rows = _group(others, "bloom spark")
     if not rows:
         return ""
-    lines = ["| scenario | engine | time | vs plain | files scanned | notes |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| scenario | engine | time | vs plain | files scanned | files opened | "
+             "row groups read / total | notes |", "|---|---|---:|---:|---:|---:|---:|---|"]
     plain = {o["group"]: o["seconds"] for o in rows if o["engine"] == "plain"}
     for o in rows:
         ratio = (f"{plain[o['group']] / o['seconds']:.1f}×"
@@ -637,7 +651,7 @@ def bloom_spark_table(others: list[dict]) -> str:
         else:
             notes = f"pruning {fmt_time(o['prune_s'])}" if "prune_s" in o else "—"
         lines.append(f"| {o['group']} | {o['engine']} | {fmt_time(o['seconds'])} | {ratio} | "
-                     f"{scanned} | {notes} |")
+                     f"{scanned} | {_opened(o)} | {notes} |")
     return "\n".join(lines)
 
 
@@ -745,6 +759,134 @@ def tables_target_lines(others: list[dict]) -> list[str]:
             if peer.get("gives_up"):
                 text += " (gives up)"
         out.append(text + f" — {_verdict(exact)}")
+    return out
+
+
+#: bench/test_bench_topk.py targets (issue #23): files a top-k and a count read on the
+#: clustered lake, and classify's time as a multiple of prune's
+TOPK_FILES_TARGET = 2
+TOPK_CLASSIFY_RATIO_TARGET = 1.5
+
+
+def _topk_rows(others: list[dict]) -> list[dict]:
+    """The order and count rows of ``bench/test_bench_topk.py``: ORDER BY before COUNT, the
+    clustered lake before the unclustered one, the engines in the order they ran."""
+    rows = _group(others, "topk order") + _group(others, "topk count")
+    return sorted(rows, key=lambda o: (o["group"].startswith("topk count"),
+                                       o.get("lake") != "clustered"))
+
+
+def _count(o: dict, key: str) -> str:
+    return "—" if o.get(key) is None else f"{o[key]:,}"
+
+
+def topk_table(others: list[dict]) -> str:
+    """``bench/test_bench_topk.py``: ``ORDER BY ts DESC LIMIT 100`` and ``COUNT(*) WHERE ts >=
+    ...`` per lake and engine: time (and as a multiple of prune_engine's with row-group
+    statistics), files whose footer it opened, files whose data it read (against the target
+    of 2 on the clustered lake), row groups and rows read, and the rows returned (the count).
+
+    >>> print(topk_table([{"group": "topk order clustered 200 files", "lake": "clustered",
+    ...     "scenario": "ORDER BY ts DESC LIMIT 100",
+    ...     "engine": "pe.scan (row-group stats)", "files": 200, "files_opened": 200,
+    ...     "files_read": 1, "row_groups_read": 1, "row_groups_total": 800, "rows": 100,
+    ...     "target_files": 2, "meets_target": True, "seconds": 0.02}]).splitlines()[2])
+    | ORDER BY ts DESC LIMIT 100 | clustered | pe.scan (row-group stats) | 20.0 ms | 1.00× | 200 | 1 (≤ 2: PASS) | 1 / 800 | — | 100 |
+    """
+    rows = _topk_rows(others)
+    if not rows:
+        return ""
+    base = {o["group"]: o["seconds"] for o in rows
+            if o["engine"].endswith("(row-group stats)")}
+    lines = ["| query | lake | engine | time | vs prune_engine | files opened | files read | "
+             "row groups read / total | rows scanned | rows |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for o in rows:
+        ratio = f"{o['seconds'] / base[o['group']]:.2f}×" if o["group"] in base else "—"
+        read = _count(o, "files_read")
+        if "target_files" in o:
+            read += f" (≤ {o['target_files']}: {_verdict(o['meets_target'])})"
+        groups = ("—" if o.get("row_groups_read") is None
+                  else f"{o['row_groups_read']:,} / {o['row_groups_total']:,}")
+        lines.append(f"| {o.get('scenario', '?')} | {o.get('lake', '?')} | {o['engine']} | "
+                     f"{fmt_time(o['seconds'])} | {ratio} | {_count(o, 'files_opened')} | "
+                     f"{read} | {groups} | {_count(o, 'rows_scanned')} | {_count(o, 'rows')} |")
+    return "\n".join(lines)
+
+
+def _classify_pairs(others: list[dict]) -> list[tuple[dict, dict]]:
+    """(pe.prune, pe.classify) rows of each predicate of ``topk classify``."""
+    rows = _group(others, "topk classify")
+    cells: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+    for o in rows:
+        cells[o["group"], o["scenario"]][o["engine"]] = o
+    return [(c["pe.prune"], c["pe.classify"]) for c in cells.values()
+            if "pe.prune" in c and "pe.classify" in c]
+
+
+def topk_classify_table(others: list[dict]) -> str:
+    """``pe.classify`` against ``pe.prune`` over one statistics table: the containers of each
+    answer, both times, classify's as a multiple of prune's (the medians' ratio, and the
+    median ratio of back-to-back pairs) against the 1.5× target.
+
+    >>> print(topk_classify_table([
+    ...     {"group": "topk classify 1000000 containers", "scenario": "ts range",
+    ...      "engine": "pe.prune", "stats_containers": 1000000, "seconds": 4e-4},
+    ...     {"group": "topk classify 1000000 containers", "scenario": "ts range",
+    ...      "engine": "pe.classify", "stats_containers": 1000000, "n_none": 899999,
+    ...      "n_some": 2, "n_all": 99999, "classify_over_prune_paired": 1.9,
+    ...      "seconds": 8e-4}]).splitlines()[2])
+    | ts range | 1,000,000 | 899,999 / 2 / 99,999 | 400 µs | 800 µs | 2.00× | 1.90× | MISS |
+    """
+    pairs = _classify_pairs(others)
+    if not pairs:
+        return ""
+    lines = ["| predicate | containers | none / some / all | pe.prune | pe.classify | "
+             "classify / prune | paired | target "
+             f"{TOPK_CLASSIFY_RATIO_TARGET:g}× |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for prune, cls in pairs:
+        ratio = cls["seconds"] / prune["seconds"]
+        paired = cls.get("classify_over_prune_paired")
+        lines.append(f"| {cls['scenario']} | {cls['stats_containers']:,} | "
+                     f"{cls['n_none']:,} / {cls['n_some']:,} / {cls['n_all']:,} | "
+                     f"{fmt_time(prune['seconds'])} | {fmt_time(cls['seconds'])} | "
+                     f"{ratio:.2f}× | {'—' if paired is None else f'{paired:.2f}×'} | "
+                     f"{_verdict(ratio <= TOPK_CLASSIFY_RATIO_TARGET)} |")
+    return "\n".join(lines)
+
+
+def topk_target_lines(others: list[dict]) -> list[str]:
+    """Issue #23: on the clustered lake, top-k reads at most 2 files (plain Spark, DuckDB and
+    pyarrow.dataset alongside) and the count only the boundary files; classify within 1.5×
+    of prune."""
+    out = []
+    rows = [o for o in _topk_rows(others) if o.get("lake") == "clustered"]
+    for kind, what in (("order", f"ORDER BY ts DESC LIMIT 100 reads at most "
+                                 f"{TOPK_FILES_TARGET} files"),
+                       ("count", "COUNT(*) WHERE ts >= … reads only the 1–2 boundary files")):
+        cell = [o for o in rows if o["group"].startswith(f"topk {kind} ")]
+        ours = [o for o in cell if "target_files" in o]
+        if not ours:
+            continue
+        others_read = [o for o in cell if "target_files" not in o]
+        text = (f"- {what}, on the clustered lake of {ours[0]['files']:,} files: "
+                + ", ".join(f"{o['engine']} {o['files_read']:,}" for o in ours))
+        if others_read:
+            text += "; row groups the others read: " + ", ".join(
+                f"{o['engine']} {_count(o, 'row_groups_read')} of {o['row_groups_total']:,}"
+                + (f" (footers of {o['files_opened']:,} files)"
+                   if o.get("files_opened") is not None else "")
+                for o in others_read)
+        out.append(text + f" — {_verdict(all(o['meets_target'] for o in ours))}")
+    pairs = _classify_pairs(others)
+    if pairs:
+        ratios = [(cls["scenario"], cls["seconds"] / prune["seconds"],
+                   cls.get("classify_over_prune_paired")) for prune, cls in pairs]
+        out.append(f"- classify at most {TOPK_CLASSIFY_RATIO_TARGET:g}× prune's time over "
+                   f"{pairs[0][1]['stats_containers']:,} containers: "
+                   + ", ".join(f"{name} {r:.2f}×" + (f" (paired {p:.2f}×)" if p else "")
+                               for name, r, p in ratios)
+                   + f" — {_verdict(all(r <= TOPK_CLASSIFY_RATIO_TARGET for _, r, _ in ratios))}")
     return out
 
 
@@ -858,6 +1000,10 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
         (f"## Statistics from an S3 API on localhost ({stat})", object_store_table(others)),
         (f"## A lake Spark wrote, classic and Connect sessions ({stat})", lake_table(others)),
         ("## Targets (issue #21)", "\n".join(lake_target_lines(others))),
+        (f"## Top-k and COUNT from the statistics: files and row groups read ({stat})",
+         topk_table(others)),
+        (f"## pe.classify against pe.prune ({stat})", topk_classify_table(others)),
+        ("## Targets (issue #23)", "\n".join(topk_target_lines(others))),
     ]
     parts += [part for title, table in bloom if table for part in (title, table)]
     first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),

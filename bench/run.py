@@ -87,6 +87,9 @@ PARTS = [
     Part("spark", "bench/test_bench_spark.py", ["-k", "not executor_first_call and not collect"],
          {"SPARK_BENCH_FILES": "200"},
          "200 files (full: 2,000); the statistics job; the executors' first call"),
+    Part("topk", "bench/test_bench_topk.py", ["-k", "not first_call"],
+         {"TOPK_BENCH_FILES": "200", "TOPK_BENCH_CONTAINERS": "100000"},
+         "lakes of 200 files (full: 2,000); 100,000 containers (full: 1,000,000); the first call"),
 ]
 
 

@@ -130,11 +130,12 @@ class _Answer:
     """One aggregate over the containers: what the statistics give, and what must be read."""
 
     def __init__(self, stats: StatsTable, codes: np.ndarray, item: Item):
-        table = stats.table
-        n_ = table.num_rows
+        from prune_engine.evaluate.context import EvalContext
+
+        ctx = EvalContext(stats)
+        n_ = stats.num_rows
         self.item = item
-        self.rows = topk._ints(table.column(layout.NUM_RECORDS).combine_chunks()
-                               if layout.NUM_RECORDS in table.column_names else None, n_)
+        self.rows = topk.counts(ctx, layout.NUM_RECORDS)
         self.every = codes == classify.ALL_CODE
         self.some = codes == classify.SOME_CODE
         self.read = self.some.copy()
@@ -146,7 +147,7 @@ class _Answer:
             self.read |= self.every & (self.rows < 0)
             return
         if item.function == "COUNT":
-            nulls = topk._ints(topk._leaf(table, layout.NULL_COUNT, item.path), n_)
+            nulls = topk.counts(ctx, layout.NULL_COUNT, item.path)
             self.nonnull = np.where((self.rows >= 0) & (nulls >= 0), self.rows - nulls, -1)
             self.read |= self.every & (self.nonnull < 0)
             return
@@ -154,9 +155,10 @@ class _Answer:
         self.order = order
         self.keys = topk.keys(stats, order)
         self.floating = pa.types.is_floating(self.keys.best.type)
-        nans = topk._ints(topk._leaf(table, layout.NAN_COUNT, item.path), n_) \
-            if self.floating else np.zeros(n_, np.int64)
+        nans = topk.counts(ctx, layout.NAN_COUNT, item.path) if self.floating \
+            else np.zeros(n_, np.int64)
         self.nan = self.every & (nans > 0) if order.descending else np.zeros(n_, bool)
+        self.nan_rows = self.every & (nans > 0)  # MIN is NaN when no regular value is left
         unknown_nan = self.every & (nans < 0) & order.descending & self.keys.may_regular
         best = np.asarray(self.keys.best.is_valid().to_numpy(zero_copy_only=False))
         self.candidates = self.every & self.keys.may_regular & best & ~unknown_nan
@@ -195,7 +197,7 @@ class _Answer:
             return math.nan
         idx = np.flatnonzero(self.candidates & use)
         if len(idx) == 0:
-            return None
+            return math.nan if (self.nan_rows & use).any() else None
         bests = self.keys.best.take(pa.array(idx))
         return (pc.max(bests) if self.order.descending else pc.min(bests)).as_py()
 

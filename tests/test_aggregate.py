@@ -86,6 +86,14 @@ def test_nan_and_truncated_bounds():
     })
     assert math.isnan(pe.aggregate(stats, "MAX(f)").values["MAX(f)"])
     assert pe.aggregate(stats, "MIN(f)").values == {"MIN(f)": 1.0}
+    f64 = pa.struct([("f", pa.float64())])
+    only_nan = pa.table({"container": ["a"], "num_records": [2],
+                         "min_values": pa.array([{"f": None}], f64),
+                         "max_values": pa.array([{"f": None}], f64), "null_count": [{"f": 0}],
+                         "nan_count": [{"f": 2}]})
+    r = pe.aggregate(only_nan, "MIN(f), MAX(f), COUNT(f)")
+    assert r.exact and math.isnan(r.values["MIN(f)"]) and math.isnan(r.values["MAX(f)"])
+    assert r.values["COUNT(f)"] == 2
     unknown = stats.set_column(5, "nan_count", pa.array([{"f": 0}, {"f": None}]))
     r = pe.aggregate(unknown, "MAX(f), MIN(f)")
     assert r.values["MAX(f)"] is None and r.must_read.to_pylist() == [False, True]

@@ -52,11 +52,12 @@ def codes(plan, stats, on_invalid: str = "raise") -> np.ndarray:
         other = plan.__dict__["_counterpart"] = compile_predicate(counterpart(plan.expr),
                                                                   plan.schema)
     fails = other._check_for(stats).evaluate(ctx)
-    every = keep & ~fails
+    every = np.greater(keep, fails)  # kept, and no row can fail
     if ctx.invalid is not None:
         every &= ~ctx.invalid
-    out = keep.view(np.int8) + every.view(np.int8)  # none 0, some 1, all 2
-    return out
+    every = every.view(np.int8)
+    every += keep.view(np.int8)  # none 0, some 1, all 2
+    return every
 
 
 def everything(stats) -> np.ndarray:

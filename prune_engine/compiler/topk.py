@@ -103,34 +103,29 @@ class Keys:
     placed: np.ndarray  # int64; -1 unknown
 
 
-def _leaf(table: pa.Table, struct: str, path: tuple[str, ...]) -> pa.Array | None:
-    if struct not in table.column_names:
-        return None
-    arr = table.column(struct).combine_chunks()
-    for name in path:
-        if not pa.types.is_struct(arr.type) or arr.type.get_field_index(name) < 0:
-            return None
-        arr = pc.struct_field(arr, [arr.type.get_field_index(name)])
-    return arr
-
-
-def _ints(arr: pa.Array | None, n: int) -> np.ndarray:
-    """Counts as int64 with -1 for unknown."""
-    if arr is None:
-        return np.full(n, -1, np.int64)
-    return np.asarray(pc.fill_null(arr.cast(pa.int64()), -1).to_numpy(zero_copy_only=False))
+def counts(ctx, struct: str, path: tuple[str, ...] = ()) -> np.ndarray:
+    """A count column of the statistics (``num_records``, or a leaf of ``null_count`` /
+    ``nan_count``) as int64, -1 where unknown."""
+    read = ctx.counts(struct, path)
+    if read is None:
+        return np.full(ctx.n, -1, np.int64)
+    values, valid = read
+    return values.copy() if valid is None else np.where(valid, values, -1)
 
 
 def keys(stats: StatsTable, order: OrderBy, on_invalid: str = "raise") -> Keys:
     """The sort key's :class:`Keys` for every container of ``stats``."""
-    table = stats.table
-    n = table.num_rows
-    lo = _leaf(table, layout.MIN_VALUES, order.path)
-    hi = _leaf(table, layout.MAX_VALUES, order.path)
+    from prune_engine.compiler.bind import StatsSchema
+    from prune_engine.evaluate.context import EvalContext
+
+    StatsSchema(stats.schema).resolve(order.path)  # an unknown column: a clear error
+    ctx = EvalContext(stats, on_invalid)
+    n = stats.num_rows
+    lo = ctx.leaf(layout.MIN_VALUES, order.path)
+    hi = ctx.leaf(layout.MAX_VALUES, order.path)
     if lo is None and hi is None:
-        known = ", ".join(sorted(".".join(p) for p in _paths(table))) or "none"
         raise PruneEngineError(f"order_by: the statistics have no bounds of "
-                               f"{'.'.join(order.path)!r} (they have: {known})")
+                               f"{'.'.join(order.path)!r}")
     lo = pa.nulls(n, hi.type) if lo is None else lo
     hi = pa.nulls(n, lo.type) if hi is None else hi
     if pa.types.is_floating(lo.type):  # a NaN bound is unknown
@@ -144,12 +139,10 @@ def keys(stats: StatsTable, order: OrderBy, on_invalid: str = "raise") -> Keys:
         mask = pa.array(bad)
         lo = pc.if_else(mask, pa.scalar(None, lo.type), lo)
         hi = pc.if_else(mask, pa.scalar(None, hi.type), hi)
-    rows = _ints(table.column(layout.NUM_RECORDS).combine_chunks()
-                 if layout.NUM_RECORDS in table.column_names else None, n)
-    nulls = _ints(_leaf(table, layout.NULL_COUNT, order.path), n)
+    rows = counts(ctx, layout.NUM_RECORDS)
+    nulls = counts(ctx, layout.NULL_COUNT, order.path)
     floating = pa.types.is_floating(lo.type)
-    nans = _ints(_leaf(table, layout.NAN_COUNT, order.path), n) if floating \
-        else np.zeros(n, np.int64)
+    nans = counts(ctx, layout.NAN_COUNT, order.path) if floating else np.zeros(n, np.int64)
     may_null = nulls != 0
     may_nan = nans != 0
     known = (rows >= 0) & (nulls >= 0) & (nans >= 0)
@@ -168,21 +161,6 @@ def keys(stats: StatsTable, order: OrderBy, on_invalid: str = "raise") -> Keys:
     placed = np.where(rows >= 0, placed, -1)
     best, worst = (hi, lo) if order.descending else (lo, hi)
     return Keys(best, worst, may_lead, may_regular, placed)
-
-
-def _paths(table: pa.Table) -> list[tuple[str, ...]]:
-    out = []
-
-    def walk(t, prefix):
-        for f in t:
-            if pa.types.is_struct(f.type):
-                walk(f.type, prefix + (f.name,))
-            else:
-                out.append(prefix + (f.name,))
-
-    if layout.MIN_VALUES in table.column_names:
-        walk(table.schema.field(layout.MIN_VALUES).type, ())
-    return out
 
 
 def before(order: OrderBy, a: pa.Array, b) -> np.ndarray:

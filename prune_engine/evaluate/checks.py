@@ -383,7 +383,13 @@ class NotInSet(_Comparison):
         lo, lov, hi, hiv, f = _read(self.operand, ctx)
         if lo is None or hi is None:
             return _full(ctx, f.maybe_value), None
-        same = self.domain.compare_arrays(lo, "=", hi) & self.domain.isin(lo, self.values)
+        same = self.domain.compare_arrays(lo, "=", hi)
+        if isinstance(lo, np.ndarray):  # one value: is it a member? (only theirs looked up)
+            one = np.flatnonzero(same)
+            if len(one):
+                same[one] = self.domain.isin(lo[one], self.values)
+        else:
+            same &= self.domain.isin(lo, self.values)
         if _on_grid(self.domain) and len(self.values) > 1:
             same = same | _covered(lo, hi, self.values)
         keep = _full(ctx, both(f.maybe_value, ~where_known(same, lov, hiv)))
@@ -400,11 +406,18 @@ def _on_grid(domain: Domain) -> bool:
 def _covered(lo: np.ndarray, hi: np.ndarray, members: np.ndarray) -> np.ndarray:
     """For each container: is every integer of ``[lo, hi]`` one of the sorted, distinct
     ``members``? (As many members fall in the range as it has integers.)"""
-    inside = np.searchsorted(members, hi, side="right") - np.searchsorted(members, lo, side="left")
-    # the range's size, where it could fit the members (else its size may overflow)
-    small = (hi >= lo) & (hi.astype(np.float64) - lo.astype(np.float64) < len(members))
-    size = np.where(small, hi, lo).astype(np.int64) - lo.astype(np.int64) + 1
-    return small & (inside == size)
+    # the range's size, where it could fit the members: hi - lo in unsigned arithmetic of the
+    # same width is exact when hi >= lo (no overflow)
+    unsigned = np.dtype(f"uint{lo.dtype.itemsize * 8}")
+    small = (hi >= lo) & (hi.view(unsigned) - lo.view(unsigned) < len(members))
+    out = np.zeros(len(lo), dtype=bool)
+    idx = np.flatnonzero(small)  # few containers, usually: search only theirs
+    if len(idx):
+        l, h = lo[idx], hi[idx]
+        inside = np.searchsorted(members, h, side="right") - \
+            np.searchsorted(members, l, side="left")
+        out[idx] = inside == h.astype(np.int64) - l.astype(np.int64) + 1
+    return out
 
 
 @dataclass(repr=False)

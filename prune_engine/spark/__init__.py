@@ -26,11 +26,18 @@ The contract:
   and :func:`join` equals the plain Spark join over the whole fact source, row for row: the
   skipped files are excluded by a filter Spark applies while listing (they never reach a
   task), and the ``where`` and the join run as ordinary Spark operations on the rest.
+  ``read(..., order_by=..., limit=k)`` equals ``....orderBy(...).limit(k)`` up to rows that
+  tie on every sort key, reading only the files that can hold the first ``k`` rows
+  (:mod:`prune_engine.spark._limit`). :func:`count` equals ``....where(where).count()``,
+  taking the rows of files every row of which matches from their statistics and reading
+  only the others (:mod:`prune_engine.spark._count`). Answers that rest on rows being read
+  (a top-k threshold, a count) take statistics only from files that are there, unchanged
+  and listed by Spark (:mod:`prune_engine.spark._checked`).
   :func:`prune_dataframe` equals ``pe.prune`` per container, computed by the executors.
 
-Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read` and
-:func:`join` log a :class:`PruneSummary` (files before and after, bytes skipped, driver time
-spent pruning) on the ``prune_engine.spark`` logger and return it with
+Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read`,
+:func:`count` and :func:`join` log a :class:`PruneSummary` (files before and after, bytes
+skipped, driver time spent pruning) on the ``prune_engine.spark`` logger and return it with
 ``return_summary=True``; :func:`files_scanned` reads how many files Spark's scans opened in a
 DataFrame's last run.
 
@@ -41,6 +48,9 @@ module is cheap::
 
     stats = pes.collect_stats(spark, "lake/", granularity="file")
     df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'", stats=stats)
+    latest = pes.read(spark, "lake/", "country = 'IS'", order_by="ts DESC", limit=100,
+                      stats=stats)
+    n = pes.count(spark, "lake/", "ts >= timestamp'2024-03-20'", stats=stats)
     sales = pes.join(spark, "sales/", stores.where("region = 'north'"),
                      on=[("store_id", "id")], fact_stats=stats)
 """
@@ -52,8 +62,8 @@ from prune_engine._lazy import lazy_loader as _lazy_loader
 __all__ = [
     # statistics
     "collect_stats", "stats_from_dataframe",
-    # pruned reads and joins
-    "read", "join", "keys_predicate", "PruneSummary", "JoinKeys",
+    # pruned reads, top-k, counts and joins
+    "read", "count", "join", "keys_predicate", "PruneSummary", "JoinKeys",
     # statistics too large for the driver
     "prune_dataframe",
     # what Spark did
@@ -65,6 +75,7 @@ _LAZY = {
     "stats_from_dataframe": "prune_engine.spark._aggregate",
     "read": "prune_engine.spark._read",
     "PruneSummary": "prune_engine.spark._read",
+    "count": "prune_engine.spark._count",
     "join": "prune_engine.spark._join",
     "keys_predicate": "prune_engine.spark._join",
     "JoinKeys": "prune_engine.spark._join",

@@ -40,7 +40,9 @@ which Spark runs through Java's ``lower``, a subquery) becomes an opaque functio
 the engine reads as "unknown" and keeps, under ``NOT`` too. When the optimized plan is not a
 filter over the file relation (a subquery became a join) nothing is pruned; when Spark fails
 to optimize (an ANSI cast of a bad literal), nothing is pruned and Spark reports the error
-when the query runs, as it would without prune_engine.
+when the query runs, as it would without prune_engine. Either way the where is
+:data:`UNREAD`, "unknown" as a whole: not TRUE, which would tell ``pe.classify`` (and so a
+top-k or a count from statistics) that every row matches.
 
 On a Spark Connect session there is no JVM to ask: :mod:`._connect_where` reads the where on
 the client and builds the same Catalyst nodes for the same translator.
@@ -78,6 +80,9 @@ _UTC_ZONES = {"UTC", "GMT", "Z", "Etc/UTC", "Etc/GMT", "Etc/UCT", "UCT", "Etc/Un
               "Universal", "Zulu", "Etc/Zulu", "+00:00", "-00:00", "UTC+00:00", "GMT+00:00"}
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
+#: a where the engine did not read: "unknown", which keeps every container and proves no
+#: row matches (``pe.classify`` says "some", never "all"; TRUE would claim every row does)
+UNREAD = n.Func("spark_unread", ())
 #: separates the members of an InSet read in one JVM call
 _SEP = "\u0000\u001f\u0000"
 
@@ -103,9 +108,9 @@ def predicate(df, where, stats) -> n.Expr:
     except Exception as e:  # noqa: BLE001 - any optimizer failure: Spark reports it at run time
         log.info("Spark could not optimize the filter (%s): no file is pruned",
                  str(e).splitlines()[0] if str(e) else type(e).__name__)
-        return n.TRUE
+        return UNREAD
     if found is None or isinstance(found, n.Literal):
-        return found if found is not None else n.TRUE
+        return found if found is not None else UNREAD
     condition, relation = found
     session = df.sparkSession
     zone = session.conf.get("spark.sql.session.timeZone")
@@ -138,8 +143,9 @@ def check_where(where) -> None:
                         f"{type(where).__name__}")
 
 
-def _spark_error(e: Exception, where, df) -> PruneEngineError:
-    """Spark's complaint about ``where`` as one of prune_engine's errors."""
+def _spark_error(e: Exception, where, df, what: str = "the where clause") -> PruneEngineError:
+    """Spark's complaint about ``where`` (or another clause: ``what``) as one of
+    prune_engine's errors."""
     cls = type(e).__name__
     message = str(e).split("\n\n", 1)[0].strip()
     params = {}
@@ -152,11 +158,11 @@ def _spark_error(e: Exception, where, df) -> PruneEngineError:
         found = re.search(r"\(line (\d+), pos (\d+)\)", str(e))
         line, col = (int(found.group(1)), int(found.group(2)) + 1) if found else (1, 1)
         message = re.sub(r"\s*\(line \d+, pos \d+\)", "", message)
-        return SqlParseError(f"Spark cannot parse the where clause: {message}", text, line, col)
+        return SqlParseError(f"Spark cannot parse {what}: {message}", text, line, col)
     if "objectName" in params:
         name = params["objectName"].strip("`")
         return UnknownColumnError(name, df.columns)
-    return PruneEngineError(f"Spark rejects the where clause {text!r}: {message}")
+    return PruneEngineError(f"Spark rejects {what} {text!r}: {message}")
 
 
 def _simple(obj) -> str:

@@ -43,7 +43,8 @@ from typing import Any
 import pyarrow as pa
 
 from prune_engine.expr import nodes as n
-from prune_engine.spark._catalyst import _UTC_ZONES, _Node, _Translator, _spark_error, check_where
+from prune_engine.spark._catalyst import (_UTC_ZONES, UNREAD, _Node, _Translator, _spark_error,
+                                           check_where)
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, spark_type_name
 
 log = logging.getLogger("prune_engine.spark")
@@ -674,14 +675,14 @@ def predicate(df, where, stats) -> n.Expr:
         _number_probes(syntax, probes)
     probe_types = _analyse(df, where, probes)
     if syntax is None or probe_types is None:
-        return n.TRUE
+        return UNREAD
     conf = session.conf
     ansi = str(conf.get("spark.sql.ansi.enabled")).lower() == "true"
     builder = _Builder(df.schema, str(conf.get("spark.sql.caseSensitive")).lower() == "true",
                        ansi, probe_types)
     root = builder.predicate(syntax)
     if not _fill_literals(session, builder, probes, root):
-        return n.TRUE
+        return UNREAD
     from prune_engine.spark._session import partition_names
 
     zone = conf.get("spark.sql.session.timeZone")

@@ -303,7 +303,8 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
                          on=[("store_id", "id")], fact_stats=stats)
     """
     from prune_engine.spark._catalyst import predicate
-    from prune_engine.spark._read import PruneSummary, prune_files
+    from prune_engine.spark._checked import check_files
+    from prune_engine.spark._read import PruneSummary, prune_files, statistics
     from prune_engine.spark._source import source_frame
 
     kind = how.lower().replace("_", "")
@@ -321,11 +322,7 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
         fact = fact or source_frame(spark, fact_source, format, options, schema)
         summary.not_pruned = f"a {how} join keeps every fact row, with a partner or not"
     else:
-        if fact_stats is None:
-            from prune_engine.spark._saved import saved_stats
-
-            fact_stats = saved_stats(spark, fact_source)
-            summary.statistics = fact_stats.metadata["refresh"]
+        fact_stats = statistics(spark, fact_source, fact_stats, summary)
         # Spark lists the fact source (a driver-side wait) while the keys are collected
         with ThreadPoolExecutor(1) as pool:
             loading = None if fact is not None else \
@@ -340,7 +337,8 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
         expr = keys.expr
         if where is not None:
             expr = n.And((predicate(fact, where, fact_stats), expr))
-        fact, summary = prune_files(fact, fact_stats, expr, missing=missing,
+        files = check_files(fact, fact_stats, missing)
+        fact, summary = prune_files(fact, fact_stats, expr, files,
                                     keep=keys.bloom_keep(fact_stats), started=started,
                                     summary=summary)
     if where is not None:

@@ -6,17 +6,22 @@ What happens, all on the driver before Spark plans the scan:
    listing, schema and partition columns);
 2. the ``where`` is read by Spark itself and mapped onto the engine
    (:mod:`prune_engine.spark._catalyst`), and ``pe.prune`` gives each container's keep-mask;
+   with ``limit=k`` (and ``order_by=``), only the containers that can hold the rows of
+   ``LIMIT k`` are kept (:mod:`prune_engine.spark._limit`);
 3. a file is pruned when all of its containers are, it is still there, and its size and
    modification time are the ones the statistics recorded (a changed file is read, with a
    warning; a file the statistics name that is gone holds no rows of the source as it is
    now, so it is skipped, with a warning, as plain Spark skips it; ``missing="raise"`` makes
-   it an error instead);
+   it an error instead; :mod:`prune_engine.spark._checked`);
 4. the pruned files are excluded with a filter on Spark's ``_metadata.file_path``, which
-   Spark applies while it lists the files, so they never reach a task; then ``where`` is
-   applied as an ordinary Spark filter.
+   Spark applies while it lists the files, so they never reach a task; then ``where``,
+   ``order_by`` and ``limit`` are applied as ordinary Spark operations.
 
 So the result is ``spark.read.format(...).load(source).where(where)`` minus the rows of files
-proven to hold none: always the same rows. A file the statistics do not know (added after
+proven to hold none: always the same rows. With ``order_by`` and ``limit`` it is
+``....where(where).orderBy(...).limit(k)`` over the kept files, whose sort keys are those of
+plain Spark's first ``k`` rows (rows that tie on every sort key may be others, as they may
+between two runs of plain Spark). A file the statistics do not know (added after
 collection, or not a ``*.parquet`` name) is never excluded, so it is read.
 
 Why a ``NOT IN`` on ``_metadata.file_path`` rather than handing Spark the list of kept files:
@@ -35,38 +40,43 @@ import logging
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from prune_engine.errors import StatsError
+from prune_engine.expr import nodes as n
 from prune_engine.stats.table import StatsTable, as_stats_table
-from prune_engine.spark._files import (changed, file_key, identities, recorded_identity,
-                                       spark_file_path)
+from prune_engine.spark._checked import CheckedFiles, Missing, check_files
+from prune_engine.spark._files import spark_file_path
 from prune_engine.spark._session import functions, is_connect
-from prune_engine.spark._source import listing, source_frame
+from prune_engine.spark._source import source_frame
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 log = logging.getLogger("prune_engine.spark")
 
-Missing = Literal["raise", "skip"]
 _SEP = "\u0000"
 
 
 @dataclass
 class PruneSummary:
-    """What prune_engine did for one ``read`` or ``join``.
+    """What prune_engine did for one ``read``, ``join`` or ``count``.
 
     ``files_total``: files Spark lists for the source; ``files_pruned``: files excluded
     before Spark plans the scan; ``files_read`` the rest. ``bytes_skipped``: their sizes.
     ``changed`` / ``missing``: files read because they changed since the statistics were
     collected, and files the statistics name that are gone. ``prune_seconds``: driver time
     in prune_engine (reading the ``where``, ``pe.prune``, checking files, building the
-    filter). ``predicate``: what the engine pruned with; ``join_keys``: per fact column, how
-    the join keys were tested (``join`` only); ``not_pruned``: why nothing was tried (a join
-    type that keeps every fact row), else empty. ``statistics``: for a call given no
-    statistics, how the saved ones were refreshed (files reused, changed, new, gone, and
-    the seconds it took; :mod:`._saved`).
+    filter). ``predicate``: what the engine pruned with; ``limit``: for a ``read`` with
+    ``limit=``, how the order and limit pruned (``'ORDER BY "ts" DESC NULLS LAST LIMIT
+    100'``), or why they could not; ``from_statistics``: for ``count``, the rows counted from the statistics
+    of files not read; ``join_keys``: per fact column, how the join keys were tested
+    (``join`` only); ``not_pruned``: why nothing was tried (a join type that keeps every
+    fact row), else empty. ``statistics``: for a call given no statistics, how the saved
+    ones were refreshed (files reused, changed, new, gone, and the seconds it took;
+    :mod:`._saved`).
     """
 
     files_total: int = 0
@@ -77,6 +87,8 @@ class PruneSummary:
     missing: list[str] = field(default_factory=list)
     prune_seconds: float = 0.0
     predicate: str = ""
+    limit: str = ""
+    from_statistics: int = 0
     join_keys: dict[str, Any] = field(default_factory=dict)
     not_pruned: str = ""
     statistics: dict[str, Any] = field(default_factory=dict)
@@ -89,18 +101,32 @@ class PruneSummary:
                 f"in {self.prune_seconds * 1e3:.0f} ms")
 
 
-def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
+def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, *,
+         order_by: "str | Column | Sequence[str | Column] | None" = None,
+         limit: int | None = None,
          format: str = "parquet", options: dict[str, str] | None = None, schema=None,
          missing: Missing = "skip", return_summary: bool = False):
     """``spark.read.format(format).load(source).where(where)``, with the files that cannot
-    hold a matching row pruned on the driver first (see the module doc).
+    hold a matching row pruned on the driver first (see the module doc); with ``order_by``
+    and ``limit``, ``....orderBy(order_by).limit(limit)`` read from only the files that can
+    hold its rows.
 
     ``where``: Spark SQL text (read by Spark: backticks, ``<=>``, ``rlike``,
-    ``timestamp'...'`` in the session time zone, ...) or a pyspark ``Column``. ``stats``:
-    statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
+    ``timestamp'...'`` in the session time zone, ...) or a pyspark ``Column``; None: every
+    row. ``stats``: statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
     :func:`stats_from_dataframe`, or a saved table); ``None`` uses the statistics saved for
     this source, refreshed for new, changed and gone files (the first call collects and saves
     them with a Spark job; see :mod:`prune_engine.spark._saved`). ``options``/``schema`` go to Spark's reader.
+
+    ``order_by``: Spark SQL's ``"column [ASC|DESC] [NULLS FIRST|LAST]"`` with Spark's defaults
+    (``ASC`` puts NULLs first, ``DESC`` last; NaN is above every number), a pyspark
+    ``Column`` (``F.col("ts").desc()``), or a list of them (:mod:`prune_engine.spark._order`).
+    ``limit``: the number of rows, as ``DataFrame.limit``. Together they read only the files
+    that can hold the first ``limit`` rows (``pe.prune_topk`` on the first sort key, when it
+    is a column the statistics describe); ``limit`` alone reads, when the files every row of
+    which matches hold ``limit`` rows, only the fewest of them; ``order_by`` alone sorts and
+    prunes nothing more (:mod:`prune_engine.spark._limit`).
+
     ``missing``: a file the statistics name that is gone (an overwrite since they were
     collected) is skipped with a warning (``"skip"``, the default: plain Spark does not read
     it either), or raises :class:`~prune_engine.StatsError` (``"raise"``). ``return_summary=True`` returns
@@ -112,96 +138,80 @@ def read(spark, source, where, stats: StatsTable | pa.Table | None = None, *,
         import prune_engine.spark as pes
         df = pes.read(spark, "lake/", "ts >= timestamp'2024-03-20' AND country = 'IS'",
                       stats=stats)
+        latest = pes.read(spark, "lake/", "country = 'IS'", order_by="ts DESC", limit=100,
+                          stats=stats)      # the files holding the 100 latest rows
     """
-    from prune_engine.spark._catalyst import predicate
+    from prune_engine.spark._limit import check_limit, limit_keep
+    from prune_engine.spark._order import sort_items
 
+    check_limit(limit)
     base = source_frame(spark, source, format, options, schema)
     summary = PruneSummary()
-    if stats is None:
-        from prune_engine.spark._saved import saved_stats
-
-        stats = saved_stats(spark, source)
-        summary.statistics = stats.metadata["refresh"]
+    stats = statistics(spark, source, stats, summary)
     started = time.perf_counter()
-    expr = predicate(base, where, stats)
-    pruned, summary = prune_files(base, stats, expr, missing=missing, started=started,
+    expr = where_predicate(base, where, stats)
+    items = sort_items(base, order_by) if order_by is not None else []
+    files = check_files(base, stats, missing)
+    keep = None
+    if limit is not None:
+        keep, summary.limit = limit_keep(base, stats, expr, items, limit, files)
+    pruned, summary = prune_files(base, stats, expr, files, keep=keep, started=started,
                                   summary=summary)
-    result = pruned.where(where)
+    result = pruned if where is None else pruned.where(where)
+    if items:
+        result = result.orderBy(*[i.column for i in items])
+    if limit is not None:
+        result = result.limit(limit)
     return (result, summary) if return_summary else result
 
 
-def prune_files(base, stats, expr, *, missing: Missing = "skip", keep: np.ndarray | None = None,
+def statistics(spark, source, stats, summary: PruneSummary) -> StatsTable:
+    """``stats`` as a :class:`StatsTable`; None: the statistics saved for ``source``,
+    refreshed (``summary.statistics`` says how)."""
+    if stats is not None:
+        return as_stats_table(stats)
+    from prune_engine.spark._saved import saved_stats
+
+    stats = saved_stats(spark, source)
+    summary.statistics = stats.metadata["refresh"]
+    return stats
+
+
+def where_predicate(base, where, stats) -> n.Expr:
+    """The engine's reading of ``base.where(where)`` (:mod:`._catalyst`); TRUE for None."""
+    from prune_engine.spark._catalyst import predicate
+
+    return n.TRUE if where is None else predicate(base, where, stats)
+
+
+def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | None = None,
                 started: float | None = None, summary: PruneSummary | None = None):
     """``base`` without the files whose containers ``expr`` prunes (and, when given, ``keep``
-    does not keep), as ``(DataFrame, PruneSummary)``; the shared last step of ``read`` and
-    ``join``."""
+    does not keep), as ``(DataFrame, PruneSummary)``; ``files``: the statistics' files as
+    :func:`~prune_engine.spark._checked.check_files` found them. The shared last step of
+    ``read``, ``join`` and ``count``."""
     import prune_engine as pe
 
     started = time.perf_counter() if started is None else started
     summary = summary or PruneSummary()
-    if missing not in ("raise", "skip"):
-        raise ValueError(f"missing must be 'raise' or 'skip', not {missing!r}")
-    stats = as_stats_table(stats)
     mask = np.asarray(pe.prune(stats, expr).to_numpy(zero_copy_only=False), dtype=bool)
     if keep is not None:
         mask &= keep
     summary.predicate = str(expr)
-    listed, roots = listing(base)
-    summary.files_total = listed
-    files, file_kept = _files_kept(stats, mask)
-    files, file_kept = _under(files, file_kept, roots)
-    now = identities(files)
-    gone = [f for f in files if now[f] is None]
-    if gone:
-        _missing(gone, missing)
-        summary.missing = gone
-    recorded = stats.metadata.get("files") or {}
-    recorded = {file_key(p): v for p, v in recorded.items()}
-    pruned = []
-    for f, kept in zip(files, file_kept):
-        if kept or now[f] is None:
-            continue
-        if changed(recorded_identity(recorded.get(f)), now[f]):
-            summary.changed.append(f)
-            continue
-        pruned.append(f)
+    summary.files_total = files.listed
+    summary.missing = list(files.gone)
+    pruned, summary.changed = files.excluded(files.kept(mask))
     if summary.changed:
         warnings.warn(f"{len(summary.changed)} file(s) changed since the statistics were "
                       f"collected and are read: {', '.join(summary.changed[:5])}",
                       stacklevel=3)
     summary.files_pruned = len(pruned)
     summary.files_read = summary.files_total - len(pruned)
-    summary.bytes_skipped = int(sum(now[f][0] for f in pruned))
+    summary.bytes_skipped = int(sum(files.sizes[f] for f in pruned))
     result = _exclude(base, pruned) if pruned else base
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary
-
-
-def _files_kept(stats: StatsTable, mask: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Each distinct file of the statistics, as a file key, and whether any of its containers
-    is kept."""
-    paths, kept = stats.files_kept(mask)
-    return [file_key(p) for p in paths], kept
-
-
-def _under(files: list[str], kept: np.ndarray, roots: Sequence[str]):
-    """Only the files under one of Spark's root paths (the statistics may cover more)."""
-    prefixes = tuple(r if r.endswith("/") else r + "/" for r in roots)
-    exact = set(roots)
-    inside = [f in exact or f.startswith(prefixes) for f in files]
-    return [f for f, i in zip(files, inside) if i], kept[np.array(inside, dtype=bool)]
-
-
-def _missing(gone: list[str], missing: Missing) -> None:
-    shown = ", ".join(gone[:5]) + (f" (and {len(gone) - 5} more)" if len(gone) > 5 else "")
-    if missing == "raise":
-        raise StatsError(f"{len(gone)} file(s) in the statistics no longer exist: {shown}; "
-                         "collect the statistics again, or leave out missing='raise' to skip them",
-                         containers=gone[:10])
-    warnings.warn(f"skipping {len(gone)} file(s) in the statistics that no longer exist: "
-                  f"{shown} (the statistics are older than the source: collect them again)",
-                  stacklevel=4)
 
 
 def _exclude(base, pruned: list[str]):

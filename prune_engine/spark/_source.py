@@ -23,6 +23,8 @@ from prune_engine.errors import StatsError
 from prune_engine.spark._files import file_key
 from prune_engine.spark._session import is_connect
 
+#: separates the file names of a listing read from the JVM in one call
+_SEP = "\u0000"
 _NOT_FILES = "prune_engine.spark reads file sources only (spark.read...load, a table of files)"
 
 
@@ -66,6 +68,21 @@ def listing(df) -> tuple[int, list[str]]:
     paths = location.rootPaths()
     roots = [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
     return len(df._jdf.inputFiles()), roots  # one py4j call, not one per file
+
+
+def listed_files(df) -> set[str]:
+    """The files Spark lists for a DataFrame read from files (file keys). On a classic
+    session the list crosses from the JVM as one string (Scala 2.13), else file by file."""
+    if is_connect(df):
+        return {file_key(p) for p in df.inputFiles()}
+    files = df._jdf.inputFiles()
+    try:
+        seq = df.sparkSession._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(files)
+        text = seq.mkString(_SEP)
+        names = text.split(_SEP) if len(files) else []
+    except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5): one py4j call per file
+        names = list(files)
+    return {file_key(p) for p in names}
 
 
 def file_relation(df):

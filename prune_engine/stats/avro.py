@@ -56,12 +56,14 @@ ERRORS = {k.TRUNCATED: "a record ends past the end of its block",
 
 @dataclass(frozen=True)
 class Container:
-    """An Avro file's writer schema (parsed JSON), its records' bytes (all blocks,
-    decompressed, one after the other) and the number of records."""
+    """An Avro file's writer schema (parsed JSON, and its text: a key for caches), its
+    records' bytes (all blocks, decompressed, one after the other) and the number of
+    records."""
 
     schema: object
     data: np.ndarray
     count: int
+    schema_text: bytes = b""
 
 
 def _varint(raw, p: int, name: str) -> tuple[int, int]:
@@ -90,8 +92,6 @@ def _bytes(raw, p: int, name: str) -> tuple[bytes, int]:
 def _decompress(codec: str, payload: bytes, name: str) -> bytes:
     if codec == "null":
         return payload
-    if codec == "deflate":
-        return zlib.decompress(payload, -15)
     if codec == "snappy":  # raw snappy (its length a plain varint), then a big-endian CRC-32
         import pyarrow as pa
 
@@ -160,17 +160,20 @@ def read_container(raw: bytes, name: str) -> Container:
         data = np.frombuffer(raw, np.uint8)[ranges(starts, sizes)]
     else:
         view = memoryview(raw)
+        spans = zip(starts.tolist(), (starts + sizes).tolist())
         try:
-            data = np.frombuffer(b"".join(_decompress(codec, view[s:s + n], name)
-                                          for s, n in zip(starts.tolist(), sizes.tolist())),
-                                 np.uint8)
+            if codec == "deflate":  # the common codec, without a call per block
+                blocks = [zlib.decompress(view[a:b], -15) for a, b in spans]
+            else:
+                blocks = [_decompress(codec, view[a:b], name) for a, b in spans]
+            data = np.frombuffer(b"".join(blocks), np.uint8)
         except StatsError:
             raise
         except Exception as e:  # noqa: BLE001 - any codec failure is a corrupt block
             raise StatsError(f"{name}: not a readable Avro file: a block does not decompress "
                              f"with {codec} ({e})", containers=[name]) from None
     total = int(counts.sum())
-    return Container(schema, data, total)
+    return Container(schema, data, total, meta["avro.schema"])
 
 
 # ------------------------------------------------------------------------------ schema

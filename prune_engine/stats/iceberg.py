@@ -100,7 +100,7 @@ from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.from_arrow import LeafStats, stats_table, struct_stats
 from prune_engine.stats.manifests import (LOWER_BOUNDS, NAN_COUNTS, NULL_COUNTS, UPPER_BOUNDS,
-                                          DataFiles, MapColumn, data_files)
+                                          DataFiles, MapColumn, data_files, manifest_list)
 from prune_engine.stats.table import StatsTable
 
 __all__ = ["stats_from_iceberg"]
@@ -526,7 +526,7 @@ def stats_from_iceberg(table, name=None) -> StatsTable:
     table = _load(table, name)
     schema = table.schema()
     snapshot = table.current_snapshot()
-    files = data_files(table.io, list(snapshot.manifests(table.io)) if snapshot else [])
+    files = data_files(table.io, manifest_list(table.io, snapshot) if snapshot else [])
     n = len(files.paths)
     leaves: dict[int, _Leaf] = {}
     plan = _plan(schema.fields, n, leaves)

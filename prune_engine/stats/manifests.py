@@ -1,8 +1,9 @@
 """The live data files of an Iceberg snapshot, as columns read straight from its manifests.
 
-PyIceberg gives the manifest list (a few records) as objects; the manifests themselves, one
-record per data file, are decoded here with :mod:`prune_engine.stats.avro` (read in parallel,
-for object stores), keeping only what ``stats_from_iceberg`` uses: the entry's status and
+The snapshot's manifest list and its manifests, one record per data file, are decoded with
+:mod:`prune_engine.stats.avro` (remote manifests read in parallel, for object stores),
+keeping only what ``stats_from_iceberg`` uses: from the list, each manifest's path, partition
+spec, content and sequence number; from the manifests, the entry's status and
 sequence number, and the data file's content, path, record count, split offsets, partition
 tuple, null / NaN counts and lower / upper bounds. Fields are found by their Iceberg field
 ids (the names are the spec's too, but ids are what the spec guarantees).
@@ -38,6 +39,37 @@ _MAPS = {NULL_COUNTS: (6, 7), NAN_COUNTS: (8, 9), LOWER_BOUNDS: (10, 11), UPPER_
 _MAP_IDS = {LOWER_BOUNDS: (126, 127), UPPER_BOUNDS: (129, 130), NULL_COUNTS: (121, 122),
             NAN_COUNTS: (138, 139)}
 _FIRST_PARTITION_SLOT = 14
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One entry of a manifest list (content 0: data files, 1: delete files)."""
+
+    manifest_path: str
+    partition_spec_id: int
+    content: int = 0
+    sequence_number: int = 0
+
+
+#: the manifest list's fields read (format v1 lists have no content or sequence number)
+_LIST_FIELDS = {(500,): 0, (502,): 1, (517,): 2, (515,): 3}
+
+
+def manifest_list(io, snapshot) -> list[Manifest]:
+    """The manifests of ``snapshot`` (a PyIceberg ``Snapshot``), from its manifest list."""
+    if snapshot.manifest_list is None:  # a v1 snapshot listing its manifests inline
+        return [Manifest(m.manifest_path, m.partition_spec_id, int(m.content),
+                         m.sequence_number or 0) for m in snapshot.manifests(io)]
+    name = snapshot.manifest_list
+    with io.new_input(name).open() as stream:
+        container = read_container(stream.read(), name)
+    tape = decode(container, flatten(container.schema, lambda p: _LIST_FIELDS.get(p, -1)),
+                  name)
+    _, paths = tape.bytes(0)
+    specs, contents, sequences = (_scalar(tape, slot, 0)[0] for slot in (1, 2, 3))
+    return [Manifest(bytes(p).decode("utf-8"), spec, content, sequence)
+            for p, spec, content, sequence in zip(paths, specs.tolist(), contents.tolist(),
+                                                  sequences.tolist())]
 
 
 @dataclass
@@ -126,25 +158,47 @@ def _partition_value(tape: Tape, slot: int, kinds: dict[int, int]):
     return out
 
 
+#: manifest schema text -> its flattened schema, partition slots and their Avro kinds (the
+#: manifests of one table share a few schemas)
+_FLAT: dict[bytes, tuple] = {}
+
+
+def _flat(container) -> tuple:
+    known = _FLAT.get(container.schema_text)
+    if known is None:
+        slots = _Slots()
+        flat = flatten(container.schema, slots)
+        kinds = {}
+        for node, slot in enumerate(flat.slots.tolist()):
+            if slot >= _FIRST_PARTITION_SLOT and \
+                    flat.kinds[node] not in (_avro.NULL, _avro.UNION):
+                kinds[slot] = int(flat.kinds[node])
+        if len(_FLAT) >= 64:
+            _FLAT.clear()
+        known = _FLAT[container.schema_text] = (flat, slots.partition, kinds)
+    return known
+
+
 def _read_manifest(io, manifest) -> tuple:
     """One manifest's tape, the partition slots, their Avro kinds, and the manifest."""
     name = manifest.manifest_path
     with io.new_input(name).open() as stream:
         raw = stream.read()
     container = read_container(raw, name)
-    slots = _Slots()
-    flat = flatten(container.schema, slots)
-    kinds = {}
-    for node, slot in enumerate(flat.slots.tolist()):
-        if slot >= _FIRST_PARTITION_SLOT and flat.kinds[node] not in (_avro.NULL, _avro.UNION):
-            kinds[slot] = int(flat.kinds[node])
-    return decode(container, flat, name), slots.partition, kinds, manifest
+    flat, partition, kinds = _flat(container)
+    return decode(container, flat, name), partition, kinds, manifest
 
 
-def data_files(io, manifests: list, threads: int = 8) -> DataFiles:
-    """The live data files of ``manifests`` (PyIceberg ``ManifestFile`` objects)."""
-    with ThreadPoolExecutor(max(1, min(threads, len(manifests)))) as pool:
-        read = list(pool.map(lambda m: _read_manifest(io, m), manifests))
+def data_files(io, manifests: list[Manifest], threads: int = 8) -> DataFiles:
+    """The live data files of ``manifests``. Remote manifests are read ``threads`` at a time;
+    local ones one after the other (each takes a millisecond; threads would cost more)."""
+    remote = any("://" in m.manifest_path and not m.manifest_path.startswith("file:")
+                 for m in manifests)
+    if remote and threads > 1 and len(manifests) > 1:
+        with ThreadPoolExecutor(min(threads, len(manifests))) as pool:
+            read = list(pool.map(lambda m: _read_manifest(io, m), manifests))
+    else:
+        read = [_read_manifest(io, m) for m in manifests]
     paths, records, splits, specs, sequences, partitions = [], [], [], [], [], []
     maps: dict[int, list] = {m: [] for m in _MAPS}
     deletes = offset = 0

@@ -123,7 +123,7 @@ def test_errors(tmp_path):
         pe.scan(path, order_by="x SIDEWAYS", limit=1)
     with pytest.raises(pe.ColumnPathError):
         pe.scan(path, order_by="l", limit=1)
-    with pytest.raises(pe.PruneEngineError, match="order_by"):
+    with pytest.raises(pe.UnknownColumnError, match="nope"):
         pe.prune_topk(pe.collect_stats(path, progress=False), None, order_by="nope",
                       limit=1)
     assert pe.scan(path, order_by="x DESC", limit=0).num_rows == 0

@@ -105,7 +105,12 @@ def _maps(column: manifests.MapColumn, n: int) -> list[dict]:
 
 
 def _check_against_pyiceberg(table) -> None:
-    ours = manifests.data_files(table.io, list(table.current_snapshot().manifests(table.io)))
+    listed = manifests.manifest_list(table.io, table.current_snapshot())
+    assert [(m.manifest_path, m.partition_spec_id, m.content, m.sequence_number)
+            for m in listed] == [(m.manifest_path, m.partition_spec_id, int(m.content),
+                                  m.sequence_number) for m in
+                                 table.current_snapshot().manifests(table.io)]
+    ours = manifests.data_files(table.io, listed)
     ref = _reference(table)
     n = len(ref)
     assert len(ours.paths) == n > 0
