@@ -142,3 +142,17 @@ def test_classify_shapes_and_edges():
     assert answers.type == pa.dictionary(pa.int8(), pa.string())
     with pytest.raises(pe.UnknownColumnError):
         pe.classify(stats, "y > 1")
+
+
+def test_element_predicates_are_never_all(tmp_path):
+    """``orders.price > 5`` holds for a row when some element does: element bounds all above
+    5 say nothing of a row whose list is empty (FALSE there)."""
+    import pyarrow.parquet as pq
+
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"orders": [[{"price": 9}], [], [{"price": 7}]],
+                             "tags": [["a"], [], ["a"]]}), path)
+    stats = pe.collect_stats(path, progress=False)
+    for expr in ("orders.price > 5", "NOT (orders.price <= 5)", "array_contains(tags, 'a')"):
+        assert pe.classify(stats, expr).to_pylist() == ["some"], expr
+    assert pe.scan(path, where="orders.price > 5").num_rows == 2

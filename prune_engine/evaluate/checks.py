@@ -390,20 +390,20 @@ class NotInSet(_Comparison):
                 same[one] = self.domain.isin(lo[one], self.values)
         else:
             same &= self.domain.isin(lo, self.values)
-        if _on_grid(self.domain) and len(self.values) > 1:
-            same = same | _covered(lo, hi, self.values)
+        if on_grid(self.domain) and len(self.values) > 1:
+            same = same | covered(lo, hi, self.values)
         keep = _full(ctx, both(f.maybe_value, ~where_known(same, lov, hiv)))
         return keep, f.maybe_nan if self.domain.nan_capable else None
 
 
-def _on_grid(domain: Domain) -> bool:
+def on_grid(domain: Domain) -> bool:
     """Are the domain's values consecutive integers (so a range holds finitely many)?"""
     dtype = getattr(domain, "dtype", None)
     return dtype is not None and dtype.kind in "iu" and not domain.nan_capable and (
         not isinstance(domain, DecimalDomain) or domain.small)
 
 
-def _covered(lo: np.ndarray, hi: np.ndarray, members: np.ndarray) -> np.ndarray:
+def covered(lo: np.ndarray, hi: np.ndarray, members: np.ndarray) -> np.ndarray:
     """For each container: is every integer of ``[lo, hi]`` one of the sorted, distinct
     ``members``? (As many members fall in the range as it has integers.)"""
     # the range's size, where it could fit the members: hi - lo in unsigned arithmetic of the
