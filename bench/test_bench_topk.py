@@ -54,10 +54,13 @@ reads), ``row_groups_read`` / ``row_groups_total`` and ``rows_scanned`` where th
 and ``rows`` (rows returned, or the count). Taken from each engine's own account of the timed
 query (or of one more run of it):
 
-    pe.scan           its summary (``return_summary=True``): ``files_total`` footers (its
-                      planner opens every listed file), ``files_read``, ``row_groups_read``;
+    pe.scan           its summary (``return_summary=True``): ``footers_read`` (with
+                      statistics from ``collect_stats``, only the files it reads: the others'
+                      schemas and row groups are recorded there), ``files_read``,
+                      ``row_groups_read``;
                       ``kept_by_stats``: the containers ``pe.prune_topk`` keeps before reading
     pe.aggregate      ``containers_read``, and the distinct files of the containers read
+                      (whose footers are the only ones it opens)
                       (``must_read``); its planner opens every listed file's footer
     DuckDB            ``EXPLAIN (ANALYZE, FORMAT JSON)`` (``engine_metrics.duckdb_scan``):
                       ``Total Files Read``, ``row_groups_scanned`` of ``total_row_groups_to_scan``
@@ -295,7 +298,7 @@ def test_topk_pe_scan(benchmark, rounds, lakes, lake_stats, kind, granularity):
     table = _time(benchmark, rounds, run)
     _check_top(lake, _keys(table.column("ts")), engine)
     s = summaries[-1]
-    benchmark.extra_info.update(rows=table.num_rows, files_opened=s.files_total,
+    benchmark.extra_info.update(rows=table.num_rows, files_opened=s.footers_read,
                                 files_read=s.files_read, row_groups_read=s.row_groups_read,
                                 row_groups_total=s.row_groups_total)
     if stats is not None:
@@ -486,7 +489,7 @@ def test_count_pe_aggregate(benchmark, rounds, lakes, lake_stats, kind, granular
     paths = stats.table.column("path").to_numpy(zero_copy_only=False)[read]
     files = len(set(paths))
     benchmark.extra_info.update(rows=lake.count, containers_read=result.containers_read,
-                                files_opened=len(lake.files), files_read=files,
+                                files_opened=files, files_read=files,
                                 row_groups_read=(result.containers_read
                                                  if granularity == "row_group" else
                                                  files * (ROWS_PER_FILE // ROW_GROUP_ROWS)))

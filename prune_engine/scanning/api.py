@@ -5,8 +5,10 @@ What is read, in order:
 
 1. the source is listed as ``collect_stats`` lists it (a directory with Hive ``key=value``
    folders, a glob, a list of paths, or a ``pyarrow.dataset.Dataset`` with its filesystem);
-2. every file's footer, once (its schema; the metadata object is reused for the read): the
-   schemas unify by field id, else by name (:mod:`~prune_engine.scanning.schema`), and the
+2. every file's footer, once (its schema; the metadata object is reused for the read), but
+   for the files whose schema and row group count the given statistics recorded, unchanged
+   since (:mod:`prune_engine.stats.footers`): those are opened only if read. The schemas
+   unify by field id, else by name (:mod:`~prune_engine.scanning.schema`), and the
    partition keys become columns;
 3. with ``where``: the statistics (``stats=``, or ``collect_stats`` of the columns the
    predicate names), pruned with ``pe.prune`` (:mod:`~prune_engine.scanning.pruning`: element
@@ -55,6 +57,7 @@ from prune_engine.scanning.pruning import scan_codes
 from prune_engine.scanning.rows import RowFilter
 from prune_engine.scanning.schema import file_columns, unify_schemas
 from prune_engine.scanning.shape import conform_table, extract
+from prune_engine.stats import footers as footer_record
 from prune_engine.stats import layout
 from prune_engine.stats.collect import collect_stats
 from prune_engine.stats.listing import identify, list_source, partition_arrays, unchanged
@@ -69,9 +72,10 @@ DEFAULT_BATCH_SIZE = 65_536
 class _File:
     path: str  # its name (a URI for a remote file)
     location: str  # where to open it on the listing's filesystem
-    metadata: pq.FileMetaData
+    metadata: pq.FileMetaData | None  # None: not opened (schema and row groups recorded)
     schema: pa.Schema
     partitions: dict  # name -> pa.Scalar
+    num_row_groups: int = 0
     row_groups: list[int] | None = None  # None until planned; [] = nothing to read
 
 
@@ -90,12 +94,14 @@ class Unit:
 
 @dataclass(frozen=True)
 class ScanSummary:
-    """What a scan reads: the source's files and row groups, and those kept by the pruning."""
+    """What a scan reads: the source's files and row groups, and those kept by the pruning;
+    ``footers_read``: the files whose footer it opened (to plan, or to read their rows)."""
 
     files_total: int
     files_read: int
     row_groups_total: int
     row_groups_read: int
+    footers_read: int = 0
 
 
 class _Plan:
@@ -107,7 +113,10 @@ class _Plan:
         self.described_only = described_only  # skip files the statistics do not name
         self.filesystem = listing.filesystem
         self.threads = threads or min(8, os.cpu_count() or 2)
-        self.files = self._open(listing)
+        stats = as_stats_table(stats) if stats is not None else None
+        self.changed, same = self._identities(listing, stats) if stats is not None \
+            else (set(), set())
+        self.files = self._open(listing, stats, same)
         self.schema = self._unify()
         self.rows = RowFilter(to_expr(where), self.schema) if where is not None else None
         self.paths = self._projection(columns)
@@ -138,26 +147,35 @@ class _Plan:
         self._plan_row_groups(listing, stats, source, on_invalid, filesystem)
 
     # footers and schema -------------------------------------------------------------------
-    def _open(self, listing) -> list[_File]:
+    def _open(self, listing, stats: StatsTable | None, same: set) -> list[_File]:
+        """The files, with their schemas and row group counts: recorded by the statistics
+        for the files whose identity is the one recorded (``same``; their footers are not
+        opened: :mod:`prune_engine.stats.footers`), read from the footers of the others."""
         def read(f):
             try:
                 return pq.read_metadata(f.location, filesystem=self.filesystem)
             except (OSError, pa.ArrowException, ValueError) as e:
                 raise ScanError(f"{f.path}: not a readable Parquet file: {e}", f.path) from None
 
-        paths = [f.path for f in listing.files]
+        known = footer_record.read(stats.metadata) if stats is not None else {}
+        known = {p: v for p, v in known.items() if p in same}
+        opened = [f for f in listing.files if f.path not in known]
         with ThreadPoolExecutor(self.threads) as pool:
-            metas = list(pool.map(read, listing.files))
+            metas = dict(zip((f.path for f in opened), pool.map(read, opened)))
         parts = partition_arrays(listing.files, listing.typed)
         out = []
-        for i, (path, meta) in enumerate(zip(paths, metas)):
-            try:
-                schema = meta.schema.to_arrow_schema()
-            except (pa.ArrowException, ValueError) as e:
-                raise ScanError(f"{path}: no Arrow schema for its Parquet schema: {e}",
-                                path) from None
-            out.append(_File(path, listing.files[i].location, meta, schema,
-                             {k: v[i] for k, v in parts.items()}))
+        for i, f in enumerate(listing.files):
+            meta = metas.get(f.path)
+            if meta is None:
+                schema, row_groups = known[f.path]
+            else:
+                try:
+                    schema, row_groups = meta.schema.to_arrow_schema(), meta.num_row_groups
+                except (pa.ArrowException, ValueError) as e:
+                    raise ScanError(f"{f.path}: no Arrow schema for its Parquet schema: {e}",
+                                    f.path) from None
+            out.append(_File(f.path, f.location, meta, schema,
+                             {k: v[i] for k, v in parts.items()}, row_groups))
         return out
 
     def _unify(self) -> pa.Schema:
@@ -199,7 +217,7 @@ class _Plan:
     # pruning ------------------------------------------------------------------------------
     def _plan_row_groups(self, listing, stats, source, on_invalid: str, filesystem) -> None:
         for f in self.files:
-            f.row_groups = list(range(f.metadata.num_row_groups))
+            f.row_groups = list(range(f.num_row_groups))
         self.units_planned = [Unit(f, f.row_groups) for f in self.files]
         self.stats = None
         if self.rows is None and self.order is None and not self.described_only:
@@ -221,7 +239,7 @@ class _Plan:
                                 "container lives (collect_stats makes one)")
         self.codes = (scan_codes(stats, self.rows, on_invalid) if self.rows is not None
                       else classify.everything(stats))
-        changed = self._changed(listing, stats)
+        changed = self.changed
         by_path: dict[str, list[tuple[int | None, int]]] = {}
         for i, (path, rg) in enumerate(zip(table.column(layout.PATH).to_pylist(),
                                            table.column(layout.ROW_GROUP).to_pylist())):
@@ -241,10 +259,10 @@ class _Plan:
                 f.row_groups = f.row_groups if self.codes[i] else []
                 units.append(Unit(f, f.row_groups, self.codes[i] == classify.ALL_CODE, i))
                 continue
-            bad = [rg for rg, _ in described if rg >= f.metadata.num_row_groups]
+            bad = [rg for rg, _ in described if rg >= f.num_row_groups]
             if bad:
                 raise ScanError(f"{f.path}: the statistics name row group {bad[0]}, the file "
-                                f"has {f.metadata.num_row_groups}: they describe another "
+                                f"has {f.num_row_groups}: they describe another "
                                 "version of it (pe.update_stats brings them up to date)",
                                 f.path)
             kept = sorted((rg, i) for rg, i in described if self.codes[i])
@@ -254,26 +272,29 @@ class _Plan:
         self.units_planned = units
 
     @staticmethod
-    def _changed(listing, stats: StatsTable) -> set:
-        """Files whose identity (size, modification time; inode and ctime of local files)
-        differs from the statistics' record."""
+    def _identities(listing, stats: StatsTable) -> tuple[set, set]:
+        """The listed files whose identity (size, modification time; inode and ctime of local
+        files) differs from the statistics' record, and those whose identity agrees."""
         known = stats.metadata.get("files") or {}
-        if not known:
-            return set()
-        identify(listing.files, listing.filesystem)
-        return {f.path for f in listing.files if f.path in known and f.size is not None
-                and not unchanged(known[f.path], f.identity)}
+        changed: set = set()
+        same: set = set()
+        if known:
+            identify(listing.files, listing.filesystem)
+            for f in listing.files:
+                if f.path in known and f.size is not None:
+                    (same if unchanged(known[f.path], f.identity) else changed).add(f.path)
+        return changed, same
 
     def summary(self) -> ScanSummary:
-        total = sum(f.metadata.num_row_groups for f in self.files)
+        total = sum(f.num_row_groups for f in self.files)
         if self.units_read is not None:  # a limited scan: what it did read
-            return ScanSummary(len(self.files), len({id(u.file) for u in self.units_read}),
-                               total, sum(len(u.row_groups) for u in self.units_read))
-        return ScanSummary(
-            files_total=len(self.files),
-            files_read=sum(1 for f in self.files if f.row_groups),
-            row_groups_total=total,
-            row_groups_read=sum(len(f.row_groups) for f in self.files))
+            read = {id(u.file) for u in self.units_read}
+            groups = sum(len(u.row_groups) for u in self.units_read)
+        else:
+            read = {id(f) for f in self.files if f.row_groups}
+            groups = sum(len(f.row_groups) for f in self.files)
+        footers = read | {id(f) for f in self.files if f.metadata is not None}
+        return ScanSummary(len(self.files), len(read), total, groups, len(footers))
 
     # reading ------------------------------------------------------------------------------
     def units(self, per_row_group: bool) -> list[Unit]:

@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine.compiler import classify, topk
+from prune_engine.evaluate.context import EvalContext
+from prune_engine.stats import layout
 from prune_engine.compiler.topk import OrderBy
 from prune_engine.scanning.shape import extract
 
@@ -88,8 +90,8 @@ def limited(plan, limit: int) -> pa.Table:
     """Any ``limit`` matching rows (``plan`` has no order)."""
     units = plan.units(per_row_group=True)
     every = [u for u in units if u.entire]
-    every.sort(key=lambda u: -sum(u.file.metadata.row_group(rg).num_rows
-                                  for rg in u.row_groups))
+    rows = topk.counts(EvalContext(plan.stats), layout.NUM_RECORDS) if every else None
+    every.sort(key=lambda u: -rows[u.index])  # (their statistics name them: index is set)
     tables: list[pa.Table] = []
 
     def skip(unit) -> bool:

@@ -46,6 +46,7 @@ from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
 from prune_engine.stats import _thrift, dictionary, layout
 from prune_engine.stats import computed as computed_stats
+from prune_engine.stats import footers as footer_record
 from prune_engine.stats.filesystems import resolve
 from prune_engine.stats.from_arrow import LeafStats, ngram_columns, stats_table
 from prune_engine.stats.listing import (Listing, SourceFile, identify, list_source,
@@ -459,7 +460,11 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         table = table.append_column(layout.NGRAM_INDEX, _ngram_index(
             table, names, {f.path: f for f in files}, listing.filesystem, gram_size,
             ngram_case_insensitive))
+    record = footer_record.Record()
+    for i, f in footers.items():
+        record.add(files[i].path, f.plan.schema, len(f.num_rows))
     metadata = {
+        **record.metadata(),
         "skipped_files": [{"path": files[i].path, "error": m} for i, m in errors],
         "files": {f.path: f.identity for i, f in enumerate(files)
                   if i in footers or i in empty},
@@ -548,7 +553,8 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     for p in parts:
         files.update(p.metadata["files"])
     options["ngram"] = wanted or None
-    metadata = {"skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
+    metadata = {**footer_record.merge([p.metadata for p in parts]),
+                "skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
                 "files": files, "collect": options}
     for option, index in _INDEXES.items():
         if options.get(option):
@@ -686,7 +692,8 @@ def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:
         table = concat_stats([kept, new.table])
         new_meta = new.metadata
     else:
-        table, new_meta = kept, {"skipped_files": [], "files": {}}
+        table, new_meta = kept, {"skipped_files": [], "files": {},
+                                 **footer_record.Record().metadata()}
     order = {f.path: i for i, f in enumerate(listing.files)}
     rank = np.array([order.get(p, len(order)) for p in table.column(layout.PATH).to_pylist()])
     rg = table.column(layout.ROW_GROUP).fill_null(-1).to_numpy() \
@@ -695,6 +702,7 @@ def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:
     files = {p: known[p] for p in unchanged}
     files.update(new_meta.get("files", {}))
     metadata = {**stats.metadata, "files": files,
+                **footer_record.merge([stats.metadata, new_meta], set(files)),
                 "skipped_files": new_meta.get("skipped_files", []),
                 "refresh": {"reused": len(unchanged),
                             "changed": sum(f.path in known for f in fresh),

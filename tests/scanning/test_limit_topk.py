@@ -127,3 +127,34 @@ def test_errors(tmp_path):
         pe.prune_topk(pe.collect_stats(path, progress=False), None, order_by="nope",
                       limit=1)
     assert pe.scan(path, order_by="x DESC", limit=0).num_rows == 0
+
+
+def test_recorded_footers_are_not_opened(tmp_path, monkeypatch):
+    """Statistics from collect_stats record each file's schema and row groups: a scan with
+    them opens the footers of the files it reads only, unless a file changed since."""
+    import os
+
+    paths = []
+    for i in range(6):
+        path = str(tmp_path / f"p{i}.parquet")
+        pq.write_table(pa.table({"ts": list(range(i * 10, i * 10 + 10)),
+                                 **({"extra": ["e"] * 10} if i == 0 else {})}), path,
+                       row_group_size=5)
+        paths.append(path)
+    stats = pe.collect_stats(paths, progress=False)
+    opened = []
+    real = pq.read_metadata
+    monkeypatch.setattr(pq, "read_metadata", lambda where, **kw: opened.append(where)
+                        or real(where, **kw))
+    table, summary = pe.scan(paths, where="ts >= 55", stats=stats, return_summary=True)
+    assert table.column("ts").to_pylist() == list(range(55, 60))
+    assert table.column_names == ["ts", "extra"]  # the schema of every file, p0's too
+    assert opened == [] and summary.row_groups_total == 12 and summary.row_groups_read == 1
+    top = pe.scan(paths, order_by="ts DESC", limit=3, stats=stats)
+    assert top.column("ts").to_pylist() == [59, 58, 57] and opened == []
+    # a rewritten file is not trusted: its footer is read again, its rows all read
+    pq.write_table(pa.table({"ts": [100, 101]}), paths[2])
+    os.utime(paths[2], ns=(1, 1))
+    table = pe.scan(paths, where="ts >= 55", stats=stats)
+    assert sorted(table.column("ts").to_pylist()) == [55, 56, 57, 58, 59, 100, 101]
+    assert opened == [paths[2]]
