@@ -217,6 +217,51 @@ def _orient_comparison(e: n.Expr) -> n.Expr:
     return e
 
 
+# --- rule 2b -----------------------------------------------------------------------------
+def fold_in_lists(e: n.Expr) -> n.Expr:
+    """Equalities of one column with constants under OR become one IN list, inequalities
+    under AND one NOT IN: exactly the same three-valued meaning (``x = 1 OR x = 2`` is
+    ``x IN (1, 2)``, NULL where x is NULL), and one set test instead of a test per constant,
+    which keeps programs' predicates of thousands of terms fast to compile and evaluate.
+    Constants of one kind only (the same Python type and Arrow type); NULL is left alone.
+
+    >>> str(fold_in_lists(n.Or((n.Compare("=", n.Column("x"), n.Literal(1)),
+    ...                         n.Compare(">", n.Column("y"), n.Literal(0)),
+    ...                         n.Compare("=", n.Column("x"), n.Literal(5))))))
+    'x IN (1, 5) OR y > 0'
+    """
+    return bottom_up(e, _fold_in_list)
+
+
+def _fold_in_list(e: n.Expr) -> n.Expr:
+    if not isinstance(e, (n.And, n.Or)):
+        return e
+    op = "=" if isinstance(e, n.Or) else "!="
+    groups: dict = {}
+    for a in e.args:
+        if isinstance(a, n.Compare) and a.op == op and isinstance(a.left, n.Column) and \
+                isinstance(a.right, n.Literal) and a.right.value is not None:
+            key = (a.left, type(a.right.value), a.right.type)
+            groups.setdefault(key, []).append(a)
+    folded = {key: members for key, members in groups.items() if len(members) > 1}
+    if not folded:
+        return e
+    out: list[n.Expr] = []
+    placed: set = set()
+    for a in e.args:
+        key = (a.left, type(a.right.value), a.right.type) if isinstance(a, n.Compare) and \
+            a.op == op and isinstance(a.left, n.Column) and isinstance(a.right, n.Literal) \
+            and a.right.value is not None else None
+        if key in folded:
+            if key not in placed:
+                placed.add(key)
+                values = tuple(dict.fromkeys(m.right for m in folded[key]))
+                out.append(n.InList(key[0], values, negated=op == "!="))
+            continue
+        out.append(a)
+    return out[0] if len(out) == 1 else type(e)(tuple(out))
+
+
 # --- rule 3 ------------------------------------------------------------------------------
 def push_not(e: n.Expr, negate: bool = False, leaf=None) -> n.Expr:
     """Negation normal form: push every ``NOT`` down to the predicates, by their SQL complements.
@@ -461,16 +506,19 @@ def _fold_arithmetic(e: n.Expr) -> n.Expr:
 
 
 #: the rules, in the order they run
-RULES = (fold_literal_casts, fold_literal_arithmetic, orient_comparisons, push_not, simplify)
+RULES = (fold_literal_casts, fold_literal_arithmetic, orient_comparisons, fold_in_lists, push_not,
+         simplify)
 
 #: the node steps of the first rules of :data:`RULES`, which all rewrite bottom-up, each node
 #: after its children: applied in one pass, one node at a time, they give what the rules give
 #: one after another (a step never undoes another's work on the children it is shown)
 _LOCAL_STEPS = ((fold_literal_casts, _fold_literal_cast), (fold_literal_arithmetic, _fold_arithmetic),
-                (orient_comparisons, _orient_comparison))
+                (orient_comparisons, _orient_comparison), (fold_in_lists, _fold_in_list))
 
 
 def _local_steps(e: n.Expr) -> n.Expr:
+    if type(e) is n.Compare:  # (the most common node; only orienting applies to it)
+        return _orient_comparison(e)
     for _, step in _LOCAL_STEPS:
         e = step(e)
     return e

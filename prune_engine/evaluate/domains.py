@@ -218,6 +218,8 @@ def _coerce_on_grid(x, per_unit: int, double_always_fuzzy: bool) -> Coerced:
         if x == -math.inf:
             return Coerced("below")
         return _double_on_grid(x, per_unit, double_always_fuzzy)
+    if isinstance(x, int):  # (the common case, without Fraction's cost)
+        return Coerced("exact", x * per_unit, x * per_unit)
     return _exact_or_between(Fraction(x) * per_unit)
 
 

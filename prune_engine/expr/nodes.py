@@ -108,8 +108,19 @@ def render(root: Expr, memo: dict | None = None) -> str:
     text) may be shared between calls over one live tree, so that the text of every subtree
     is built once."""
     memo = {} if memo is None else memo
-    return fold(root, lambda node: node.children(),
+    return fold(root, _shown_children,
                 lambda node, _: node._sql(lambda c: memo[id(c)]), memo)
+
+
+#: how many of an IN list's values its SQL text shows
+SHOWN_VALUES = 8
+
+
+def _shown_children(node: Expr) -> tuple:
+    """The children whose text ``node``'s text uses (an IN list shows its first values)."""
+    if isinstance(node, InList):
+        return (node.arg,) + tuple(node.values[:SHOWN_VALUES])
+    return node.children()
 
 
 #: id of a node -> (its hash, a weak reference that drops the entry with the node): kept
@@ -470,8 +481,9 @@ class InList(Expr):
         return InList(self.arg, self.values, not self.negated)
 
     def _sql(self, text):
-        shown = list(self.values[:8])
-        items = ", ".join(text(v) for v in shown) + (f", ... ({len(self.values)} values)" if len(self.values) > 8 else "")
+        shown = list(self.values[:SHOWN_VALUES])
+        items = ", ".join(text(v) for v in shown) + (
+            f", ... ({len(self.values)} values)" if len(self.values) > SHOWN_VALUES else "")
         return f"{_wrap(self.arg, text)} {'NOT ' if self.negated else ''}IN ({items})"
 
 

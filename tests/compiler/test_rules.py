@@ -72,6 +72,22 @@ def test_orient_comparisons(text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("x = 1 OR x = 2", "x IN (1, 2)"),
+    ("x = 1 OR y = 2 OR x = 3", "x IN (1, 3) OR y = 2"),
+    ("x <> 1 AND x <> 2 AND y > 0", "x NOT IN (1, 2) AND y > 0"),
+    ("x = 1 OR x = 1", "x IN (1)"),
+    ("x = 1 AND x = 2", "x = 1 AND x = 2"),  # AND of equalities: no set test
+    ("x <> 1 OR x <> 2", "x != 1 OR x != 2"),
+    ("x = 1 OR x = 'a'", "x = 1 OR x = 'a'"),  # constants of two kinds stay apart
+    ("x = 1 OR x = NULL", "x = 1 OR x = NULL"),
+    ("x = 1 OR x = 2.5 OR x = 3", "x IN (1, 3) OR x = 2.5"),
+    ("NOT (x = 1 OR x = 2)", "NOT (x IN (1, 2))"),
+])
+def test_fold_in_lists(text, expected):
+    assert sql_of(rules.fold_in_lists, text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
     # NOT pushed down with its SQL meaning (three-valued: NULL stays NULL)
     ("NOT (x < 5)", "x >= 5"),
     ("NOT (x = 5 AND y = 1)", "x != 5 OR y != 1"),
