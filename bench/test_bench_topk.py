@@ -85,10 +85,8 @@ benchmarks' medians; ``classify_over_prune_paired``: the median ratio of 11 back
 pairs, less sensitive to a loaded machine). A target missed is reported, not failed; a wrong
 answer fails.
 
-``pes.read(..., order_by=, limit=)`` and ``pes.count`` are benchmarked when
-``prune_engine.spark`` has them (skipped with "pes top-k not available" otherwise). Quick mode
-(``--bench-rounds`` given, as ``bench/run.py --quick`` does): 200 files, 100,000 containers.
-``-k "not spark"`` leaves Spark out. Run::
+Quick mode (``--bench-rounds`` given, as ``bench/run.py --quick`` does): 200 files, 100,000
+containers. ``-k "not spark"`` leaves Spark out. Run::
 
     python -m pytest bench/test_bench_topk.py --benchmark-json=topk.json -q
 """
@@ -96,7 +94,6 @@ answer fails.
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 import os
 from dataclasses import dataclass
 
@@ -371,7 +368,8 @@ def _datafusion_read(df) -> dict:
 
 
 def _datafusion(lake: Lake):
-    datafusion = pytest.importorskip("datafusion")
+    import datafusion
+
     ctx = datafusion.SessionContext()
     ctx.register_parquet("lake", lake.root)
     return ctx
@@ -424,24 +422,12 @@ def test_topk_spark_plain(benchmark, rounds, spark, lakes, kind):
     _note(benchmark, lake)
 
 
-def _pes_topk_available() -> bool:
-    import prune_engine.spark as pes
-
-    try:
-        params = inspect.signature(pes.read).parameters
-    except (AttributeError, TypeError, ValueError):
-        return False
-    return "order_by" in params and "limit" in params
-
-
 @pytest.mark.parametrize("kind", LAKES)
 def test_topk_spark_pes(benchmark, rounds, spark, lakes, lake_stats, kind):
     """``pes.read(spark, lake, None, stats=..., order_by="ts DESC", limit=100)``: the files
     that cannot hold one of the first 100 rows never reach Spark."""
     import prune_engine.spark as pes
 
-    if not _pes_topk_available():
-        pytest.skip("pes top-k not available")
     lake = lakes[kind]
     stats = lake_stats[kind, "file"]
     _record(benchmark, _group("order", lake), "pes.read", lake, TOPK_QUERY)
@@ -570,8 +556,6 @@ def test_count_spark_pes(benchmark, rounds, spark, lakes, lake_stats, kind):
     from its summary: Spark opens those files only)."""
     import prune_engine.spark as pes
 
-    if not hasattr(pes, "count"):
-        pytest.skip("pes top-k not available")
     lake = lakes[kind]
     stats = lake_stats[kind, "file"]
     _record(benchmark, _group("count", lake), "pes.count", lake, _count_query(lake))

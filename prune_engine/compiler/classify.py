@@ -16,12 +16,11 @@ An empty container is ``none``; a container kept only because its statistics are
 (``on_invalid="keep"``) is ``some``.
 
 >>> import pyarrow as pa, prune_engine as pe
->>> stats = pa.table({"container": ["a", "b", "c"], "num_records": [10, 10, 10],
-...                   "min_values": [{"x": 0}, {"x": 6}, {"x": 3}],
-...                   "max_values": [{"x": 4}, {"x": 9}, {"x": 8}],
-...                   "null_count": [{"x": 0}, {"x": 0}, {"x": 0}]})
->>> pe.classify(stats, "x > 5").to_pylist()
-['none', 'all', 'some']
+>>> stats = pa.table({"container": ["nulls", "none null"], "num_records": [10, 10],
+...                   "min_values": [{"x": 6}, {"x": 6}], "max_values": [{"x": 9}, {"x": 9}],
+...                   "null_count": [{"x": 2}, {"x": 0}]})
+>>> pe.classify(stats, "x > 5").to_pylist()  # NULL > 5 is NULL: no match
+['some', 'all']
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ import numpy as np
 from prune_engine.errors import StatsError
 from prune_engine.stats import _avro as k
 
-__all__ = ["Container", "Flat", "Tape", "decode", "flatten", "ranges", "read_container"]
+__all__ = ["Container", "Flat", "Tape", "decode", "flatten", "ranges", "read_container",
+           "write_container", "zigzag", "text"]
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
@@ -343,23 +344,54 @@ def decode(container: Container, flat: Flat, name: str) -> Tape:
                 out_pos[:n][order], bounds)
 
 
+# ------------------------------------------------------------------------------ writing
+
+
+def zigzag(v: int) -> bytes:
+    """Avro's encoding of an int or long: zigzag, then a varint."""
+    v = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    return bytes(out + bytes([v]))
+
+
+def text(b: bytes) -> bytes:
+    """Avro's encoding of bytes or a string: the length, then the bytes."""
+    return zigzag(len(b)) + b
+
+
+def write_container(schema, records: bytes, count: int, codec: str = "null",
+                    sync: bytes = bytes(range(16))) -> bytes:
+    """An Avro file of one block: ``count`` records already encoded in ``records``,
+    compressed with ``codec`` (for examples and tests; the engine only reads Avro)."""
+    if codec == "deflate":
+        squeeze = zlib.compressobj(6, zlib.DEFLATED, -15)
+        payload = squeeze.compress(records) + squeeze.flush()
+    elif codec == "snappy":
+        import pyarrow as pa
+
+        payload = pa.Codec("snappy").compress(records, asbytes=True) + \
+            zlib.crc32(records).to_bytes(4, "big")
+    elif codec == "zstandard":
+        import pyarrow as pa
+
+        payload = pa.Codec("zstd").compress(records, asbytes=True)
+    elif codec == "bzip2":
+        payload = bz2.compress(records)
+    elif codec == "xz":
+        payload = lzma.compress(records)
+    else:
+        payload = records
+    header = MAGIC + zigzag(2) + text(b"avro.schema") + text(json.dumps(schema).encode()) \
+        + text(b"avro.codec") + text(codec.encode()) + zigzag(0)
+    return header + sync + zigzag(count) + zigzag(len(payload)) + payload + sync
+
+
 def _example_file() -> bytes:
     """A two-record Avro file (``x``: a nullable long, ``s``: a string), for the doctest."""
     schema = {"type": "record", "name": "r", "fields": [
         {"name": "x", "type": ["null", "long"]}, {"name": "s", "type": "string"}]}
-
-    def zz(v: int) -> bytes:
-        v = (v << 1) ^ (v >> 63)
-        out = bytearray()
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        return bytes(out + bytes([v]))
-
-    def text(b: bytes) -> bytes:
-        return zz(len(b)) + b
-
-    sync = bytes(range(16))
-    header = MAGIC + zz(1) + text(b"avro.schema") + text(json.dumps(schema).encode()) + zz(0)
-    records = zz(1) + zz(7) + text(b"a") + zz(1) + zz(-1) + text(b"bc")
-    return header + sync + zz(2) + zz(len(records)) + records + sync
+    records = zigzag(1) + zigzag(7) + text(b"a") + zigzag(1) + zigzag(-1) + text(b"bc")
+    return write_container(schema, records, 2)

@@ -9,8 +9,6 @@ gives, field by field. Corrupt files raise ``StatsError`` naming the file, never
 from __future__ import annotations
 
 import datetime as dt
-import json
-import zlib
 from decimal import Decimal
 
 import numpy as np
@@ -161,43 +159,12 @@ def test_manifest_codecs_written_by_pyiceberg(catalog, codec):
 # -- the container format itself ----------------------------------------------------------------
 
 
-def _zz(v: int) -> bytes:
-    v = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    return bytes(out + bytes([v]))
-
-
-def _text(b: bytes) -> bytes:
-    return _zz(len(b)) + b
-
-
+_zz, _text = avro.zigzag, avro.text
 SYNC = bytes(range(100, 116))
 
 
 def _container(schema, records: bytes, count: int, codec: str = "null") -> bytes:
-    """An Avro file with one block of ``records`` compressed with ``codec``."""
-    if codec == "deflate":
-        c = zlib.compressobj(6, zlib.DEFLATED, -15)
-        payload = c.compress(records) + c.flush()
-    elif codec == "snappy":
-        payload = pa.Codec("snappy").compress(records, asbytes=True) + \
-            zlib.crc32(records).to_bytes(4, "big")
-    elif codec == "zstandard":
-        payload = pa.Codec("zstd").compress(records, asbytes=True)
-    elif codec == "bzip2":
-        import bz2
-        payload = bz2.compress(records)
-    elif codec == "xz":
-        import lzma
-        payload = lzma.compress(records)
-    else:
-        payload = records
-    header = b"Obj\x01" + _zz(2) + _text(b"avro.schema") + _text(json.dumps(schema).encode()) \
-        + _text(b"avro.codec") + _text(codec.encode()) + _zz(0)
-    return header + SYNC + _zz(count) + _zz(len(payload)) + payload + SYNC
+    return avro.write_container(schema, records, count, codec, SYNC)
 
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
