@@ -135,9 +135,11 @@ def top(plan, limit: int) -> pa.Table:
             behind = topk.behind(keys, t, order)
             units = [u for u in units if u.index is None or not behind[u.index]]
 
+    sortable = None if keys is None else ~keys.may_lead & np.asarray(
+        keys.best.is_valid().to_numpy(zero_copy_only=False), bool)
+
     def known(unit) -> bool:  # a best bound to sort by, and no leading NULL or NaN
-        return keys is not None and unit.index is not None and \
-            not keys.may_lead[unit.index] and keys.best[unit.index].is_valid
+        return sortable is not None and unit.index is not None and bool(sortable[unit.index])
 
     firsts = [u for u in units if not known(u)]
     rest = [u for u in units if known(u)]
