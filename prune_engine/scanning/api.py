@@ -320,6 +320,8 @@ class _Plan:
         try:
             pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem)
             try:
+                if f.metadata is None:  # planned from the recorded footer: check it
+                    _same_footer(f, pf)
                 data = pf.reader.read_row_groups(row_groups, column_indices=indices,
                                                  use_threads=True)
             finally:
@@ -368,6 +370,16 @@ class _Plan:
                     yield window.pop(0).result()
             for future in window:
                 yield future.result()
+
+
+def _same_footer(f: _File, pf: pq.ParquetFile) -> None:
+    """A file planned from the statistics' record of its footer (its identity unchanged)
+    must still have that schema and row group count; else the scan stops, saying so."""
+    if pf.metadata.num_row_groups != f.num_row_groups or not pf.schema_arrow.equals(f.schema):
+        raise ScanError(f"{f.path}: its footer is not the one the statistics recorded, though "
+                        "its size and modification time are: the file was rewritten in place "
+                        "(pe.update_stats cannot see it either; collect the statistics again)",
+                        f.path)
 
 
 def _equality_tests(e: n.Expr) -> tuple[bool, bool]:
