@@ -129,10 +129,10 @@ def _exact_bounds(stats: StatsTable, atype: pa.DataType) -> bool:
 class _Answer:
     """One aggregate over the containers: what the statistics give, and what must be read."""
 
-    def __init__(self, stats: StatsTable, codes: np.ndarray, item: Item):
+    def __init__(self, stats: StatsTable, codes: np.ndarray, item: Item, on_invalid: str):
         from prune_engine.evaluate.context import EvalContext
 
-        ctx = EvalContext(stats)
+        ctx = EvalContext(stats, on_invalid)
         n_ = stats.num_rows
         self.item = item
         self.rows = topk.counts(ctx, layout.NUM_RECORDS)
@@ -153,7 +153,7 @@ class _Answer:
             return
         order = topk.OrderBy(item.path, descending=item.function == "MAX")
         self.order = order
-        self.keys = topk.keys(stats, order)
+        self.keys = topk.keys(stats, order, on_invalid)
         self.floating = pa.types.is_floating(self.keys.best.type)
         nans = topk.counts(ctx, layout.NAN_COUNT, item.path) if self.floating \
             else np.zeros(n_, np.int64)
@@ -263,7 +263,7 @@ def aggregate(stats: "Stats", items: str, where: "Predicate | None" = None, *,
     parsed = parse(items)
     codes = (classify.codes(_plan_for(stats, where), stats, on_invalid) if where is not None
              else classify.everything(stats))
-    answers = [_Answer(stats, codes, item) for item in parsed]
+    answers = [_Answer(stats, codes, item, on_invalid) for item in parsed]
     read = np.zeros(stats.num_rows, bool)
     for a in answers:
         read |= a.read

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.errors import PruneEngineError, StatsError
+from prune_engine.errors import PruneEngineError
 from prune_engine.expr import nodes as n
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
@@ -113,12 +113,20 @@ def counts(ctx, struct: str, path: tuple[str, ...] = ()) -> np.ndarray:
     return values.copy() if valid is None else np.where(valid, values, -1)
 
 
+def _known_only(bounds: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    """``bounds`` with null where ``valid`` is False (None: all valid)."""
+    if valid is None:
+        return bounds
+    return pc.if_else(pa.array(valid), bounds, pa.scalar(None, bounds.type))
+
+
 def keys(stats: StatsTable, order: OrderBy, on_invalid: str = "raise") -> Keys:
     """The sort key's :class:`Keys` for every container of ``stats``."""
     from prune_engine.compiler.bind import StatsSchema
     from prune_engine.evaluate.context import EvalContext
+    from prune_engine.evaluate.domains import domain_of
 
-    StatsSchema(stats.schema).resolve(order.path)  # an unknown column: a clear error
+    info = StatsSchema(stats.schema).resolve(order.path)  # an unknown column: a clear error
     ctx = EvalContext(stats, on_invalid)
     n = stats.num_rows
     lo = ctx.leaf(layout.MIN_VALUES, order.path)
@@ -128,17 +136,10 @@ def keys(stats: StatsTable, order: OrderBy, on_invalid: str = "raise") -> Keys:
                                f"{'.'.join(order.path)!r}")
     lo = pa.nulls(n, hi.type) if lo is None else lo
     hi = pa.nulls(n, lo.type) if hi is None else hi
-    if pa.types.is_floating(lo.type):  # a NaN bound is unknown
-        lo = pc.if_else(pc.is_nan(lo), pa.scalar(None, lo.type), lo)
-        hi = pc.if_else(pc.is_nan(hi), pa.scalar(None, hi.type), hi)
-    bad = np.asarray(pc.fill_null(pc.greater(lo, hi), False).to_numpy(zero_copy_only=False))
-    if bad.any():
-        if on_invalid == "raise":
-            raise StatsError(f"min > max of {'.'.join(order.path)!r} in {int(bad.sum())} "
-                             "container(s)", containers=[str(i) for i in np.flatnonzero(bad)[:5]])
-        mask = pa.array(bad)
-        lo = pc.if_else(mask, pa.scalar(None, lo.type), lo)
-        hi = pc.if_else(mask, pa.scalar(None, hi.type), hi)
+    domain = domain_of(info.type)
+    if domain is not None:  # the pruning's reading: a NaN bound unknown, min > max invalid
+        _, lo_valid, _, hi_valid = ctx.bounds(info, domain)
+        lo, hi = _known_only(lo, lo_valid), _known_only(hi, hi_valid)
     rows = counts(ctx, layout.NUM_RECORDS)
     nulls = counts(ctx, layout.NULL_COUNT, order.path)
     floating = pa.types.is_floating(lo.type)

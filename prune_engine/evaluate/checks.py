@@ -215,13 +215,13 @@ class _Comparison(Check):
     """A test whose keep splits in two: where a non-NaN value may make it TRUE, and where only
     a NaN may (:meth:`_keeps`); ``explain`` tells them apart."""
 
+    @abc.abstractmethod
     def _keeps(self, ctx) -> tuple[np.ndarray, np.ndarray | None]:
         """``(kept by a non-NaN value, kept by a NaN)`` (the latter None: nowhere)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _known(self, ctx) -> np.ndarray:
         """Where the bounds the test reads are known."""
-        raise NotImplementedError
 
     def _operands(self) -> tuple:
         return (self.operand,)

@@ -67,27 +67,21 @@ class Container:
     schema_text: bytes = b""
 
 
-def _varint(raw, p: int, name: str) -> tuple[int, int]:
-    """A zigzag varint of the header or a block header (few: pure Python)."""
-    shift = acc = 0
-    while True:
-        if p >= len(raw) or shift > 63:
-            raise StatsError(f"{name}: not a readable Avro file: a header ends early",
-                             containers=[name])
-        b = raw[p]
-        p += 1
-        acc |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (acc >> 1) ^ -(acc & 1), p
-        shift += 7
-
-
-def _bytes(raw, p: int, name: str) -> tuple[bytes, int]:
-    size, p = _varint(raw, p, name)
-    if size < 0 or p + size > len(raw):
+def _varint(data: np.ndarray, p: int, name: str) -> tuple[int, int]:
+    """A zigzag varint of the header (the kernel's reader)."""
+    value, p = k._long(data, p, data.shape[0])
+    if p < 0:
         raise StatsError(f"{name}: not a readable Avro file: a header ends early",
                          containers=[name])
-    return bytes(raw[p:p + size]), p + size
+    return int(value), p
+
+
+def _bytes(data: np.ndarray, p: int, name: str) -> tuple[bytes, int]:
+    size, p = _varint(data, p, name)
+    if size < 0 or p + size > data.shape[0]:
+        raise StatsError(f"{name}: not a readable Avro file: a header ends early",
+                         containers=[name])
+    return data[p:p + size].tobytes(), p + size
 
 
 def _decompress(codec: str, payload: bytes, name: str) -> bytes:
@@ -129,18 +123,19 @@ def read_container(raw: bytes, name: str) -> Container:
     """Parse an Avro object container file: header, schema, codec and every block."""
     if raw[:4] != MAGIC:
         raise StatsError(f"{name}: not an Avro file (no 'Obj\\x01' magic)", containers=[name])
+    data = np.frombuffer(raw, np.uint8)
     meta: dict[str, bytes] = {}
     p = 4
     while True:
-        count, p = _varint(raw, p, name)
+        count, p = _varint(data, p, name)
         if count == 0:
             break
         if count < 0:
             count = -count
-            _, p = _varint(raw, p, name)
+            _, p = _varint(data, p, name)
         for _ in range(count):
-            key, p = _bytes(raw, p, name)
-            meta[key.decode("utf-8", "replace")], p = _bytes(raw, p, name)
+            key, p = _bytes(data, p, name)
+            meta[key.decode("utf-8", "replace")], p = _bytes(data, p, name)
     sync = raw[p:p + SYNC_SIZE]
     p += SYNC_SIZE
     if len(sync) != SYNC_SIZE:
@@ -152,13 +147,12 @@ def read_container(raw: bytes, name: str) -> Container:
         raise StatsError(f"{name}: not a readable Avro file: no schema ({e})",
                          containers=[name]) from None
     codec = meta.get("avro.codec", b"null").decode("utf-8", "replace")
-    status, counts, starts, sizes, at = k.blocks(np.frombuffer(raw, np.uint8), p,
-                                                 np.frombuffer(sync, np.uint8))
+    status, counts, starts, sizes, at = k.blocks(data, p, np.frombuffer(sync, np.uint8))
     if status != k.OK:
         raise StatsError(f"{name}: not a readable Avro file: the block at byte {at} is cut "
                          "short or its sync marker does not match", containers=[name])
     if codec == "null":
-        data = np.frombuffer(raw, np.uint8)[ranges(starts, sizes)]
+        data = data[ranges(starts, sizes)]
     else:
         view = memoryview(raw)
         spans = zip(starts.tolist(), (starts + sizes).tolist())
