@@ -40,8 +40,11 @@ checked against them: the multiset of the 100 ``ts`` keys, and the count). Group
                                 (clustered: container ``i`` spans minute ``i``) and a float
                                 leaf ``x`` with null and NaN counts (5% of the NaN counts
                                 unknown), for a range on ``ts``, an AND of ``ts`` and ``x``,
-                                and ``ts IN`` 20 values; warm (the table's column views
-                                cached, as ``bench/test_bench_prune.py`` times ``prune``)
+                                ``ts IN`` 20 values, and ``x > 40`` alone (unclustered: the
+                                kept containers are scattered over the whole table, so the
+                                "all" test reads the other bound of every one of them: the
+                                worst case); warm (the table's column views cached, as
+                                ``bench/test_bench_prune.py`` times ``prune``)
     topk first call             a fresh process's import and first ``pe.scan`` top-k of the
                                 clustered lake (statistics from its footers), numba cache
                                 cold or warm (filled beforehand by a process that compiles
@@ -611,15 +614,17 @@ def classify_stats(n: int, seed: int = 0) -> pa.Table:
 
 
 def classify_predicates(n: int) -> dict[str, str]:
-    """The three predicates: a range on ``ts`` (a tenth of the containers, from the middle,
-    both ends inside a container), an AND with a range on ``x``, and ``ts IN`` 20 values."""
+    """The predicates: a range on ``ts`` (a tenth of the containers, from the middle, both
+    ends inside a container), an AND with a range on ``x``, ``ts IN`` 20 values, and a range
+    on the unclustered ``x`` alone."""
     a = BASE_US + (n // 2) * MINUTE_US + MINUTE_US // 3
     b = a + (n // 10) * MINUTE_US
     values = ", ".join(_ts_sql(BASE_US + i * (n // 20) * MINUTE_US + 7 * 10**6)
                        for i in range(20))
     return {"ts range": f"ts >= {_ts_sql(a)} AND ts < {_ts_sql(b)}",
             "ts AND x": f"ts >= {_ts_sql(a)} AND x > 40.0",
-            "ts IN 20": f"ts IN ({values})"}
+            "ts IN 20": f"ts IN ({values})",
+            "x unclustered": "x > 40.0"}
 
 
 @pytest.fixture(scope="module")
@@ -627,7 +632,7 @@ def classify_table(pytestconfig):
     return classify_stats(_num_containers(pytestconfig))
 
 
-CLASSIFY_CASES = [(p, e) for p in ("ts range", "ts AND x", "ts IN 20")
+CLASSIFY_CASES = [(p, e) for p in ("ts range", "ts AND x", "ts IN 20", "x unclustered")
                   for e in ("pe.prune", "pe.classify")]
 
 

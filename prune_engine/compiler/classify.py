@@ -48,17 +48,26 @@ def codes(plan, stats, on_invalid: str = "raise") -> np.ndarray:
     """Per container, the code of its answer (:data:`NONE_CODE`, :data:`SOME_CODE`,
     :data:`ALL_CODE`) for the compiled ``plan`` (a ``PruningProgram``).
 
+    The counterpart's tests only matter where the pruning kept something ("all" is a kind of
+    kept), so they run over :func:`kept_windows` alone: on clustered or selective statistics
+    that is a small part of the table.
+
     A predicate on list or map elements is never "all" (some element matching says nothing
     of the rows whose lists are empty, and no element failing says nothing of the others)."""
     keep, ctx, _ = plan._evaluate(stats, on_invalid)
-    if _on_elements(plan, stats):
-        every = np.zeros(len(keep), bool)
-    else:
+    every = np.zeros(len(keep), bool)
+    if not _on_elements(plan, stats):
         other = plan.__dict__.get("_counterpart")
         if other is None:  # compiled once per plan
             other = plan.__dict__["_counterpart"] = compile_predicate(counterpart(plan.expr),
                                                                       plan.schema)
-        every = np.greater(keep, other._check_for(stats).evaluate(ctx))  # no row can fail
+        check = other._check_for(stats)
+        for start, stop in kept_windows(keep):
+            if stop - start == ctx.n:
+                every = np.greater(keep, check.evaluate(ctx))
+            else:
+                np.greater(keep[start:stop], check.evaluate(ctx.window(start, stop)),
+                           out=every[start:stop])
     if ctx.invalid is not None:
         every &= ~ctx.invalid
     every = every.view(np.int8)
@@ -66,10 +75,63 @@ def codes(plan, stats, on_invalid: str = "raise") -> np.ndarray:
     return every
 
 
+#: containers per block of :func:`kept_windows`
+BLOCK = 4096
+#: blocks without a kept container between two windows for them to stay apart
+GAP = 4
+#: most windows (each costs a pass of the test tree's Python)
+MOST = 64
+#: the share of the table above which the windows give way to the whole table
+WHOLE = 0.75
+
+
+def kept_windows(keep: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` ranges covering every True of ``keep``: runs of :data:`BLOCK`
+    containers that hold one, those fewer than :data:`GAP` blocks apart merged, at most
+    :data:`MOST` (the closest merged first); the whole table when they would cover more than
+    :data:`WHOLE` of it.
+
+    >>> kept_windows(np.array([False] * 10_000 + [True] + [False] * 10_000))
+    [(8192, 12288)]
+    >>> kept_windows(np.zeros(5, bool))
+    []
+    """
+    n = len(keep)
+    whole = n // BLOCK * BLOCK
+    hit = keep[:whole].reshape(-1, BLOCK).any(axis=1)
+    if whole < n:
+        hit = np.append(hit, keep[whole:].any())
+    blocks = int(np.count_nonzero(hit))
+    if blocks * BLOCK > WHOLE * n:
+        return [(0, n)]
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], hit.view(np.int8), [0]))))
+    starts, stops = edges[0::2], edges[1::2]
+    gaps = starts[1:] - stops[:-1]
+    split = gaps >= GAP
+    if split.sum() >= MOST:  # keep the MOST - 1 widest gaps
+        split = np.zeros(len(gaps), bool)
+        split[np.argsort(gaps, kind="stable")[len(gaps) - MOST + 1:]] = True
+    cut = np.flatnonzero(split)
+    starts = np.concatenate((starts[:1], starts[cut + 1]))
+    stops = np.concatenate((stops[cut], stops[-1:]))
+    if int((stops - starts).sum()) * BLOCK > WHOLE * n:
+        return [(0, n)]
+    return [(int(a) * BLOCK, min(int(b) * BLOCK, n)) for a, b in zip(starts, stops)]
+
+
 def _on_elements(plan, stats) -> bool:
-    """Does the predicate read list or map elements (or name a list itself)?"""
-    schema = StatsSchema(stats.schema)
-    for column in n.columns_of(plan.expr):
+    """Does the predicate read list or map elements (or name a list itself)? (Cached per
+    plan for the last statistics schema.)"""
+    schema, answer = plan.__dict__.get("_on_elements", (None, None))
+    if schema is None or (schema is not stats.schema
+                          and not stats.schema.equals(schema, check_metadata=False)):
+        schema, answer = stats.schema, _reads_elements(plan.expr, StatsSchema(stats.schema))
+        plan.__dict__["_on_elements"] = schema, answer
+    return answer
+
+
+def _reads_elements(expr: n.Expr, schema: StatsSchema) -> bool:
+    for column in n.columns_of(expr):
         try:
             if schema.resolve(tuple(column.path)).element:
                 return True

@@ -162,18 +162,19 @@ def evaluate_tree(check: Check, ctx: EvalContext) -> np.ndarray:
     mask is already all False skips its remaining parts' reads."""
     if not isinstance(check, _Junction):
         return check.evaluate(ctx)
-    frames = [[check, 0, None]]  # junction, next part, mask so far
+    frames = [[check, 0, None, False]]  # junction, next part, mask so far, mask is ours
     result = None
     while frames:
         frame = frames[-1]
-        junction, i, out = frame
+        junction, i, out, owned = frame
         if result is not None:  # a part just finished
-            if out is None:
-                out = result.copy()
-            elif isinstance(junction, AllOf):
-                out &= result
+            op = np.logical_and if isinstance(junction, AllOf) else np.logical_or
+            if out is None:  # a part's mask may be a cached one: not changed in place
+                out = result
+            elif owned:
+                op(out, result, out=out)
             else:
-                out |= result
+                out, frame[3] = op(out, result), True
             frame[2], result = out, None
         done = i == len(junction.parts) or (
             isinstance(junction, AllOf) and out is not None and ctx.n > 65_536 and not out.any())
@@ -184,7 +185,7 @@ def evaluate_tree(check: Check, ctx: EvalContext) -> np.ndarray:
         frame[1] = i + 1
         part = junction.parts[i]
         if isinstance(part, _Junction):
-            frames.append([part, 0, None])
+            frames.append([part, 0, None, False])
         else:
             result = part.evaluate(ctx)
     return result

@@ -262,6 +262,13 @@ class EvalContext:
                 self._cache[key] = ~empty if empty.any() else None
         return self._cache[key]
 
+    def window(self, start: int, stop: int) -> EvalContext:
+        """The same evaluation over containers ``start:stop`` only. Statistics are still read,
+        validated and cached over the whole table (faults and ``invalid`` stay this
+        context's), then sliced without a copy: a second test tree that only matters where a
+        first one kept something reads just those containers."""
+        return _Window(self, start, stop)
+
     # faults ------------------------------------------------------------------------------
     def _drop_invalid(self, column: str, bad: np.ndarray, valid, what: str):
         """Containers flagged ``bad`` in ``column`` (``what`` says why they are impossible):
@@ -301,3 +308,57 @@ class EvalContext:
             col = table.column(layout.CONTAINER)
             return [col[int(i)].as_py() for i in idx]
         return [int(i) for i in idx]
+
+
+def _sliced(x, start: int, stop: int):
+    """``x[start:stop]`` for what evaluation reads: numpy arrays, Arrow arrays, string bounds,
+    :class:`Facts`, tuples of them (None stays None)."""
+    if x is None or isinstance(x, (bool, np.bool_)):
+        return x
+    if isinstance(x, np.ndarray):
+        return x[start:stop]
+    if isinstance(x, tuple):
+        return tuple(_sliced(v, start, stop) for v in x)
+    if isinstance(x, Facts):
+        return Facts(*(_sliced(getattr(x, f), start, stop) for f in Facts.__dataclass_fields__))
+    if isinstance(x, (pa.Array, pa.ChunkedArray)):
+        return x.slice(start, stop - start)
+    return type(x)(x.arr.slice(start, stop - start))  # string bounds (KeyedStrings)
+
+
+class _Window(EvalContext):
+    """:meth:`EvalContext.window`: containers ``start:stop`` of ``parent``."""
+
+    def __init__(self, parent: EvalContext, start: int, stop: int):
+        self._parent, self._start, self._stop = parent, start, stop
+        self.n = stop - start
+        self.on_invalid = parent.on_invalid
+        self.stats = StatsTable(parent.stats.table.slice(start, self.n))
+
+    @property
+    def invalid(self):
+        return _sliced(self._parent.invalid, self._start, self._stop)
+
+    def _slice(self, x):
+        return _sliced(x, self._start, self._stop)
+
+    def leaf(self, struct, path):
+        return self._slice(self._parent.leaf(struct, path))
+
+    def counts(self, struct, path=()):
+        return self._slice(self._parent.counts(struct, path))
+
+    def num_records(self):
+        return self._slice(self._parent.num_records())
+
+    def bounds(self, info, domain):
+        return self._slice(self._parent.bounds(info, domain))
+
+    def facts(self, info):
+        return self._slice(self._parent.facts(info))
+
+    def not_empty(self):
+        return self._slice(self._parent.not_empty())
+
+    def window(self, start, stop):
+        return _Window(self._parent, self._start + start, self._start + stop)
