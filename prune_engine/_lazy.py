@@ -23,3 +23,26 @@ def lazy_loader(package: str, where: dict[str, str]) -> Callable[[str], Any]:
         return value
 
     return __getattr__
+
+
+class LazyModule:
+    """A module imported on first attribute access: a module-level stand-in for one whose
+    import is heavy (the numba kernels: importing numba takes about half a second), so that
+    code which only sometimes needs it does not pay for it at import.
+
+    >>> json = LazyModule("json")
+    >>> json.dumps([1])
+    '[1]'
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self._name)
+        # later accesses read the module's attributes straight from this object
+        self.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._name!r}>"

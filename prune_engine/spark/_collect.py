@@ -25,7 +25,7 @@ from prune_engine.stats.dictionary import MAX_BYTES
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._jobs import job_description, numba_cache_dir, use_numba_cache
 from prune_engine.spark._session import is_connect
-from prune_engine.spark._workers import check_workers
+from prune_engine.spark._workers import checked_on_failure
 
 #: files per Spark task unless ``files_per_task`` says otherwise (and at least one task per
 #: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
@@ -98,7 +98,6 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
     size = math.ceil(len(files) / tasks)
     rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
             for k in range(tasks)]
-    check_workers(spark)
     # one slice per task, without a shuffle: a classic session parallelizes the slices; a
     # Connect client cannot, so its tasks get their slice numbers from spark.range and the
     # slices with the task's function
@@ -113,8 +112,10 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
                                     ("dictionaries", "dictionaries"),
                                     ("computing missing statistics", "compute_missing"))
              if options[key]]
-    with job_description(spark, f"prune_engine: statistics of {len(files)} files "
-                                f"({', '.join([options['granularity'], *kinds])})"):
+    # no probe of the workers first (a job of its own): only a failed job asks them why
+    with checked_on_failure(spark), job_description(
+            spark, f"prune_engine: statistics of {len(files)} files "
+                   f"({', '.join([options['granularity'], *kinds])})"):
         out = frame.mapInArrow(task, _OUT).collect()
     parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
     return merge_parts(parts)

@@ -7,11 +7,17 @@ its first job on the workers, prune_engine runs one tiny task that reports the w
 Python and the modules it cannot find, and turns a missing one into one clear error naming
 the fix. The answer is remembered per Spark application (or Connect session), so a session
 pays the probe once: one task, 0.1-0.2 s on local[2] once the workers run (the session's first Python
-task starts them, 1.2-1.7 s, whichever job runs it).
+task starts them, 1.2-1.7 s, whichever job runs it), and up to 0.6 s as the session's first
+job on the workers.
+
+A job that runs at once (a statistics job, not a lazy DataFrame) need not probe first: it runs
+inside :func:`checked_on_failure`, which probes only when the job fails (so the error still
+names the fix), and records workers that ran it as able.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -66,6 +72,23 @@ def check_workers(spark) -> None:
         raise PruneEngineError(
             f"Spark's Python workers run {executable!r} (Python {version}), which lacks "
             f"{', '.join(missing)} (the driver runs {sys.executable!r}): {_FIX}")
+    _checked.add(key)
+
+
+@contextlib.contextmanager
+def checked_on_failure(spark):
+    """Run the block's Spark job of prune_engine's tasks without a probe before it: when it
+    fails, :func:`check_workers` raises its clear error if the workers cannot run the tasks
+    (else the job's own error goes through); when it succeeds, the workers are recorded as
+    able (no later probe)."""
+    python = "" if is_connect(spark) else str(spark.sparkContext.pythonExec)
+    key = (session_key(spark), python)
+    try:
+        yield
+    except Exception:
+        if key not in _checked:
+            check_workers(spark)
+        raise
     _checked.add(key)
 
 

@@ -42,9 +42,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._lazy import LazyModule
 from prune_engine.bloom import format as bloom_format
 from prune_engine.errors import StatsError
-from prune_engine.stats import _thrift, dictionary, layout
+from prune_engine.stats import dictionary, layout
 from prune_engine.stats import computed as computed_stats
 from prune_engine.stats import footers as footer_record
 from prune_engine.stats.filesystems import resolve
@@ -57,6 +58,9 @@ from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.stats.unify import concat_stats
 
 __all__ = ["collect_stats", "update_stats"]
+
+#: the footer kernels' slot numbers, loaded (with numba) only where footers are decoded
+_thrift = LazyModule("prune_engine.stats._thrift")
 
 GRANULARITIES = ("row_group", "file")
 

@@ -62,11 +62,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from prune_engine._arrow_types import is_list_type, is_string_type
+from prune_engine._lazy import LazyModule
 from prune_engine._warm import Kernels
 from prune_engine.bloom import encoding as bloom_encoding
 from prune_engine.bloom.read import read_filters
 from prune_engine.errors import StatsError
-from prune_engine.stats import _thrift, dictionary
+from prune_engine.stats import dictionary
 from prune_engine.stats.from_arrow import (
     LeafStats,
     element_stats,
@@ -75,6 +76,10 @@ from prune_engine.stats.from_arrow import (
 )
 
 __all__ = ["read_footer", "group_stats", "FileFooter"]
+
+#: the footer kernels' module, for its slot numbers: imported (with numba) on first use, so
+#: that a process which only assembles or merges statistics (a Spark driver) never loads numba
+_thrift = LazyModule("prune_engine.stats._thrift")
 
 # how the physical statistics of a leaf are read
 BOOL, INT, UINT, DEC_INT, DEC_BYTES, FLOAT, BYTES, UNKNOWN = (

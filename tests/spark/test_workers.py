@@ -72,3 +72,19 @@ def test_good_workers_are_probed_once(spark, monkeypatch):
     _workers.check_workers(spark)  # this interpreter: passes
     monkeypatch.setattr(spark.sparkContext, "parallelize", None)  # a second probe would fail
     _workers.check_workers(spark)
+
+
+def test_a_statistics_job_runs_without_a_probe_and_vouches_for_the_workers(spark, tmp_path,
+                                                                           monkeypatch):
+    """The probe is a Spark job of its own (up to 0.6 s as a session's first): a statistics
+    job runs without it, and workers that ran it need no probe later."""
+    pq.write_table(pa.table({"x": [1, 2, 3]}), tmp_path / "part-0.parquet")
+    monkeypatch.setattr(_workers, "_checked", set())
+
+    def no_probe(_spark):
+        raise AssertionError("the workers were probed before a job that succeeds")
+
+    monkeypatch.setattr(_workers, "check_workers", no_probe)
+    stats = pes.collect_stats(spark, str(tmp_path), granularity="file")
+    assert stats.column("max_values").to_pylist() == [{"x": 3}]
+    assert len(_workers._checked) == 1, "the workers that ran the job are known able"

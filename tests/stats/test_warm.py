@@ -125,3 +125,30 @@ def test_a_warm_cache_is_loaded_at_once():
     kernels = parquet.FOOTER_KERNELS
     assert kernels.wait(600)  # this process: compiled or loaded by now
     assert kernels._cached(_thrift), "numba's cache holds the kernels' index"
+
+
+def test_a_process_that_only_merges_statistics_never_imports_numba(tmp_path):
+    """A Spark driver lists the files, states the options and merges the executors' slices:
+    none of it decodes a footer, so none of it loads numba (half a second of the first
+    ``pes.collect_stats``)."""
+    from prune_engine.spark._collect import _write_part
+    from prune_engine.stats.collect import collect_part
+    from prune_engine.stats.listing import list_source, partition_types
+
+    root = tmp_path / "lake"
+    for k in range(2):
+        (root / f"k={k}").mkdir(parents=True)
+        pq.write_table(pa.table({"x": [k, k + 1]}), root / f"k={k}" / "f.parquet")
+    listing = list_source(str(root))
+    types = partition_types(listing.files, listing.typed)
+    for k, f in enumerate(listing.files):
+        (tmp_path / f"part{k}").write_bytes(_write_part(collect_part([f], types, "file")))
+    code = ("import sys, prune_engine.spark._collect as c, prune_engine.stats.collect as sc\n"
+            "c.collect_options('file', ngram=None, bloom=None)\n"
+            "sc.list_source(sys.argv[1])\n"
+            "parts = [c._read_part(open(p, 'rb').read()) for p in sys.argv[2:]]\n"
+            "print(sc.merge_parts(parts).num_rows, 'numba' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code, str(root), str(tmp_path / "part0"),
+                          str(tmp_path / "part1")], capture_output=True, text=True, check=True,
+                         timeout=300)
+    assert run.stdout.split() == ["2", "False"], run.stderr
