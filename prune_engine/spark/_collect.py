@@ -21,7 +21,9 @@ from typing import Sequence
 
 import pyarrow as pa
 
+from prune_engine.errors import StatsError
 from prune_engine.stats.dictionary import MAX_BYTES
+from prune_engine.stats.nans import declare_nan_free, nan_free_names
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._jobs import job_description, numba_cache_dir, use_numba_cache
 from prune_engine.spark._session import is_connect
@@ -31,14 +33,16 @@ from prune_engine.spark._workers import checked_on_failure
 #: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
 FILES_PER_TASK = 1_000
 
-_OUT = "slice long, ipc binary"
+_OUT = "slice long, ipc binary, error string"
+_OUT_SCHEMA = pa.schema([("slice", pa.int64()), ("ipc", pa.binary()), ("error", pa.string())])
 
 
 def collect_stats(spark, source, granularity: str = "row_group",
                   columns: Sequence[str] | None = None, *, ngram=None, gram_size: int = 3,
                   ngram_case_insensitive: bool = False, on_error: str = "raise",
                   files_per_task: int | None = None, bloom=None, dictionaries=None,
-                  dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False) -> StatsTable:
+                  dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False,
+                  nan_free: Sequence[str] | None = None) -> StatsTable:
     """Statistics of every Parquet file of ``source``, with the footers (and n-gram indexes,
     Bloom filters, dictionaries) read by Spark's executors: the same table as
     ``pe.collect_stats(source, ...)``.
@@ -47,7 +51,8 @@ def collect_stats(spark, source, granularity: str = "row_group",
     ``pyarrow.dataset.Dataset``), or the name of a table of the session catalog, or a
     DataFrame that reads files (their files are collected); ``granularity``, ``columns``,
     ``ngram``, ``gram_size``, ``ngram_case_insensitive``, ``on_error``, ``bloom``,
-    ``dictionaries`` and ``dictionary_bytes`` mean what they mean there.
+    ``dictionaries``, ``dictionary_bytes`` and ``nan_free`` (float columns declared free of
+    NaN) mean what they mean there.
     ``files_per_task``: files per Spark task (default: 1,000, and at least one task per core).
     ``compute_missing=True``: the executors also read the column chunks whose footers have
     no statistics (Spark's INT96 timestamps) and compute them, in the same job; see
@@ -67,15 +72,17 @@ def collect_stats(spark, source, granularity: str = "row_group",
                               ngram_case_insensitive=ngram_case_insensitive,
                               on_error=on_error, bloom=bloom, dictionaries=dictionaries,
                               dictionary_bytes=dictionary_bytes,
-                              compute_missing=compute_missing)
-    return collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
-                         options, files_per_task)
+                              compute_missing=compute_missing, nan_free=nan_free)
+    stats = collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
+                          options, files_per_task)
+    return declare_nan_free(stats, options["nan_free"])
 
 
 def collect_options(granularity: str = "row_group", columns: Sequence[str] | None = None, *,
                     ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                     on_error: str = "raise", bloom=None, dictionaries=None,
-                    dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False) -> dict:
+                    dictionary_bytes: int = MAX_BYTES, compute_missing: bool = False,
+                    nan_free: Sequence[str] | None = None) -> dict:
     """The options of a statistics job, as ``collect_part`` takes them in the executors."""
     from prune_engine.stats.collect import index_names
 
@@ -84,7 +91,8 @@ def collect_options(granularity: str = "row_group", columns: Sequence[str] | Non
         "gram_size": gram_size, "ngram_case_insensitive": ngram_case_insensitive,
         "on_error": on_error, "bloom": index_names(bloom, "bloom"),
         "dictionaries": index_names(dictionaries, "dictionaries"),
-        "dictionary_bytes": dictionary_bytes, "compute_missing": compute_missing}
+        "dictionary_bytes": dictionary_bytes, "compute_missing": compute_missing,
+        "nan_free": nan_free_names(nan_free)}
 
 
 def collect_files(spark, files, types: pa.Schema, options: dict,
@@ -117,8 +125,12 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
             spark, f"prune_engine: statistics of {len(files)} files "
                    f"({', '.join([options['granularity'], *kinds])})"):
         out = frame.mapInArrow(task, _OUT).collect()
-    parts = [_read_part(row["ipc"]) for row in sorted(out, key=lambda r: r["slice"])]
-    return merge_parts(parts)
+    rows = sorted(out, key=lambda r: r["slice"])
+    for row in rows:
+        if row["error"] is not None:  # the executor's StatsError, raised here as it was there
+            error = json.loads(row["error"])
+            raise StatsError(error["message"], error["column"], error["containers"])
+    return merge_parts([_read_part(row["ipc"]) for row in rows])
 
 
 def _parallelism(spark) -> int:
@@ -131,31 +143,41 @@ def _parallelism(spark) -> int:
 
 def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None,
                 slices: list[str] | None = None):
-    """The function each task runs: its slices' statistics as Arrow IPC bytes. The slices'
-    files come in the rows (a ``files`` column), or with the function (``slices``)."""
+    """The function each task runs: its slices' statistics as Arrow IPC bytes (or the
+    :class:`StatsError` a slice met, for the driver to raise). The slices' files come in the
+    rows (a ``files`` column), or with the function (``slices``)."""
     def run(batches):
         use_numba_cache(cache_dir)
-        from prune_engine.stats.collect import collect_part
-        from prune_engine.stats.listing import SourceFile
-
         for batch in batches:
             numbers = batch.column("slice").to_pylist()
             texts = [slices[k] for k in numbers] if slices is not None else \
                 batch.column("files").to_pylist()
             for k, text in zip(numbers, texts):
-                files = [SourceFile(path, dict(parts)) for path, parts in json.loads(text)]
-                stats = collect_part(files, types, options["granularity"], options["columns"],
-                                     ngram=options["ngram"], gram_size=options["gram_size"],
-                                     ngram_case_insensitive=options["ngram_case_insensitive"],
-                                     on_error=options["on_error"], threads=1,
-                                     bloom=options["bloom"],
-                                     dictionaries=options["dictionaries"], empty_files="rows",
-                                     dictionary_bytes=options["dictionary_bytes"],
-                                     compute_missing=options["compute_missing"])
-                yield pa.RecordBatch.from_pydict({"slice": [k], "ipc": [_write_part(stats)]},
-                                                 schema=pa.schema([("slice", pa.int64()),
-                                                                   ("ipc", pa.binary())]))
+                try:
+                    out = {"ipc": [_write_part(_collect_slice(text, types, options))],
+                           "error": [None]}
+                except StatsError as e:  # bad input: the driver raises it as it is
+                    out = {"ipc": [None], "error": [json.dumps(
+                        {"message": e.args[0], "column": e.column, "containers": e.containers},
+                        default=str)]}
+                yield pa.RecordBatch.from_pydict({"slice": [k], **out}, schema=_OUT_SCHEMA)
     return run
+
+
+def _collect_slice(text: str, types: pa.Schema, options: dict) -> StatsTable:
+    """One slice's statistics, in an executor (``text``: its files as JSON)."""
+    from prune_engine.stats.collect import collect_part
+    from prune_engine.stats.listing import SourceFile
+
+    files = [SourceFile(path, dict(parts)) for path, parts in json.loads(text)]
+    return collect_part(files, types, options["granularity"], options["columns"],
+                        ngram=options["ngram"], gram_size=options["gram_size"],
+                        ngram_case_insensitive=options["ngram_case_insensitive"],
+                        on_error=options["on_error"], threads=1, bloom=options["bloom"],
+                        dictionaries=options["dictionaries"], empty_files="rows",
+                        dictionary_bytes=options["dictionary_bytes"],
+                        compute_missing=options["compute_missing"],
+                        nan_free=options.get("nan_free"))
 
 
 def _write_part(stats: StatsTable) -> bytes:

@@ -503,13 +503,16 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
                  ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                  on_error: str = "raise", threads: int | None = 1, bloom=None,
                  dictionaries=None, dictionary_bytes: int = dictionary.MAX_BYTES,
-                 empty_files: str = "error", compute_missing: bool = False) -> StatsTable:
+                 empty_files: str = "error", compute_missing: bool = False,
+                 nan_free: Sequence[str] | None = None) -> StatsTable:
     """The statistics of a slice of a listing (:func:`~prune_engine.stats.listing.list_source`),
     with the partition types of the whole listing
     (:func:`~prune_engine.stats.listing.partition_types`); :func:`merge_parts` joins the slices
     into the table ``collect_stats`` makes of the whole listing. Runs where the files are read
     (e.g. in Spark executors). ``empty_files="rows"``: a file of 0 bytes is a container of no
-    rows, as Spark reads a folder (the default, ``"error"``, is ``collect_stats``'s)."""
+    rows, as Spark reads a folder (the default, ``"error"``, is ``collect_stats``'s).
+    ``nan_free``: declared NaN-free columns, which no dictionary page read may contradict (the
+    declaration itself is applied to the merged table: :func:`.nans.declare_nan_free`)."""
     files = list(files)
     location, paths = resolve([f.path for f in files]) if files else (None, [])
     if location is not None:  # files named by URIs: read through their filesystem
@@ -519,7 +522,7 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
     return _collect(listing, granularity, columns, ngram, gram_size, ngram_case_insensitive,
                     on_error, False, threads, bloom=bloom, dictionaries=dictionaries,
                     dictionary_bytes=dictionary_bytes, empty_files=empty_files, part=True,
-                    compute_missing=compute_missing)
+                    compute_missing=compute_missing, nan_free=nan_free_names(nan_free))
 
 
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:

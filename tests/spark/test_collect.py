@@ -53,6 +53,7 @@ def drifting_lake(tmp_path_factory):
     ("file", {}),
     ("file", {"ngram": ["url"]}),
     ("row_group", {"columns": ["id", "added", "day"]}),
+    ("row_group", {"nan_free": ["added"], "dictionaries": True}),
 ])
 def test_spark_collect_stats_is_the_local_table(spark, drifting_lake, granularity, options):
     local = pe.collect_stats(drifting_lake, granularity, progress=False, **options)
@@ -62,6 +63,17 @@ def test_spark_collect_stats_is_the_local_table(spark, drifting_lake, granularit
     assert spark_made.metadata == local.metadata
     where = "id IN (5, 250, 777) OR day = DATE '2024-01-02'"
     assert pe.prune(spark_made, where).equals(pe.prune(local, where)), "and it prunes alike"
+
+
+def test_a_nan_free_declaration_a_dictionary_contradicts_fails_as_locally(spark, tmp_path):
+    """``nan_free=`` over Spark: a NaN in a dictionary page read is the same clear error."""
+    write(str(tmp_path / "a.parquet"), pa.table({"f": [1.0, float("nan"), 1.0]}))
+    for collect in (lambda: pe.collect_stats(str(tmp_path), nan_free=["f"], dictionaries=True,
+                                             progress=False),
+                    lambda: pes.collect_stats(spark, str(tmp_path), nan_free=["f"],
+                                              dictionaries=True)):
+        with pytest.raises(pe.StatsError, match="holds NaN in a dictionary page"):
+            collect()
 
 
 def test_spark_collect_stats_skips_unreadable_files_like_the_local_one(spark, tmp_path):
