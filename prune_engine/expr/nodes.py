@@ -71,7 +71,11 @@ class Expr:
 
     def __hash__(self):
         got = _HASHES.get(id(self))
-        return got[0] if got is not None else _hash_tree(self)
+        if got is not None:
+            return got[0]
+        if _is_flat(self):
+            return _shallow_hash(self)
+        return _hash_tree(self)
 
 
 def fold(root, children, combine, memo: dict | None = None):
@@ -171,31 +175,41 @@ def _equal(a: Expr, b: Expr) -> bool:
     return True
 
 
+#: nodes with no children: their own ``==`` and ``hash``, in O(1)
+_LEAVES = frozenset()  # (filled in below the classes: Column, Literal)
+#: a flat node with more children than this caches its hash (an IN list of thousands of values)
+_FLAT_UNCACHED = 8
+
+
+def _is_flat(node: Expr) -> bool:
+    """Are all children of ``node`` leaves (a column or a literal)? Such a node hashes in one
+    step, without the cache (most nodes of a long chain are: ``x = 5``)."""
+    kids = node.children()
+    return len(kids) <= _FLAT_UNCACHED and all(type(k) in _LEAVES for k in kids)
+
+
+def _shallow_hash(node: Expr) -> int:
+    """The hash of ``node`` from its fields, its children hashed already (cached, or flat)."""
+    return hash((type(node).__name__,) + tuple(getattr(node, f) for f in _field_names(type(node))))
+
+
 def _hash_tree(root: Expr) -> int:
-    """The hash of ``root``, computing (and caching) the hash of every node below it first."""
-
-    def key(v):
-        if isinstance(v, Expr):
-            return hash(v)  # cached by now (or a Literal's own)
-        if isinstance(v, tuple):
-            return tuple(key(x) for x in v)
-        return v
-
+    """The hash of ``root``, computing (and caching) the hash of every node below it first;
+    leaves and flat nodes (:func:`_is_flat`) hash in one step and are not cached."""
     stack = [root]
     while stack:
         node = stack[-1]
-        if type(node) is Literal or id(node) in _HASHES:
+        if id(node) in _HASHES:
             stack.pop()
             continue
-        kids = node.children()
-        pending = [c for c in kids if type(c) is not Literal and id(c) not in _HASHES]
+        pending = [c for c in node.children()
+                   if type(c) not in _LEAVES and id(c) not in _HASHES and not _is_flat(c)]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
-        h = hash((type(node).__name__,) + tuple(key(getattr(node, f)) for f in _field_names(type(node))))
-        _remember_hash(node, h)
-    return hash(root)
+        _remember_hash(node, _shallow_hash(node))
+    return _HASHES[id(root)][0]
 
 
 def _quote_ident(name: str) -> str:
@@ -218,6 +232,14 @@ class Column(Expr):
         if isinstance(self.path, str):
             object.__setattr__(self, "path", (self.path,))
 
+    def __eq__(self, other):  # a leaf: its path decides
+        if type(other) is not Column:
+            return NotImplemented
+        return self.path == other.path
+
+    def __hash__(self):
+        return hash(("Column", self.path))
+
     @property
     def name(self) -> str:
         return ".".join(self.path)
@@ -238,8 +260,10 @@ class Literal(Expr):
             return NotImplemented
         return _lit_key(self) == _lit_key(other)
 
-    def __hash__(self):
-        return hash(_lit_key(self))
+    def __hash__(self):  # _lit_key, inlined: long chains hash thousands of literals
+        v, t = self.value, self.type
+        return hash((type(v).__name__, "<nan>" if isinstance(v, float) and v != v else v,
+                     None if t is None else str(t)))
 
     @property
     def is_null(self) -> bool:
@@ -284,6 +308,8 @@ def _lit_key(lit: Literal):
     return (type(lit.value).__name__, v, str(lit.type) if lit.type is not None else None)
 
 
+_LEAVES = frozenset({Column, Literal})
+
 TRUE = Literal(True)
 FALSE = Literal(False)
 NULL = Literal(None)
@@ -300,6 +326,12 @@ class Compare(Expr):
     def __post_init__(self):
         if self.op not in COMPARE_OPS:
             raise ValueError(f"unknown comparison {self.op!r}")
+
+    def __hash__(self):  # the most common node of long chains: a flat one in one step
+        left, right = self.left, self.right
+        if type(left) in _LEAVES and type(right) in _LEAVES:
+            return hash(("Compare", self.op, left, right))
+        return Expr.__hash__(self)
 
     def children(self):
         return (self.left, self.right)
