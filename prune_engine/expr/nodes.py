@@ -97,7 +97,14 @@ def fold(root, children, combine, memo: dict | None = None):
             continue
         if kids is None:
             kids = children(node)
-            pending = [k for k in kids if id(k) not in memo]
+            pending = []
+            for k in kids:
+                if id(k) in memo:
+                    continue
+                if not pending and not children(k):
+                    memo[id(k)] = combine(k, [])  # a leaf, its turn now: at once (long chains)
+                else:
+                    pending.append(k)
             if pending:
                 stack[-1] = (node, kids)
                 stack.extend((k, None) for k in reversed(pending))
@@ -112,8 +119,42 @@ def render(root: Expr, memo: dict | None = None) -> str:
     text) may be shared between calls over one live tree, so that the text of every subtree
     is built once."""
     memo = {} if memo is None else memo
-    return fold(root, _shown_children,
-                lambda node, _: node._sql(lambda c: memo[id(c)]), memo)
+    got = memo.get(id(root))
+    if got is not None:
+        return got
+    if type(root) in _LEAVES:
+        return root._sql(None)
+    if _is_flat(root):  # (a predicate of a long chain: x = 5)
+        got = memo[id(root)] = root._sql(_leaf_text)
+        return got
+
+    def text(c):  # a leaf's text needs no memo (nor a trip through the stack)
+        return c._sql(None) if type(c) in _LEAVES else memo[id(c)]
+
+    stack = [root]
+    while stack:  # fold, with the nodes whose children are all leaves rendered in place
+        node = stack[-1]
+        if id(node) in memo:
+            stack.pop()
+            continue
+        pending = []
+        for k in _shown_children(node):
+            if type(k) in _LEAVES or id(k) in memo:
+                continue
+            if _is_flat(k):
+                memo[id(k)] = k._sql(text)
+            else:
+                pending.append(k)
+        if pending:
+            stack.extend(reversed(pending))
+            continue
+        stack.pop()
+        memo[id(node)] = node._sql(text)
+    return memo[id(root)]
+
+
+def _leaf_text(leaf: Expr) -> str:
+    return leaf._sql(None)
 
 
 #: how many of an IN list's values its SQL text shows
