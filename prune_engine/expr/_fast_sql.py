@@ -40,18 +40,18 @@ from prune_engine.expr import nodes as n
 __all__ = ["read"]
 
 _NAME_PART = r'(?:[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")+"|`[^`]+`)'
-#: one token per match, after optional whitespace: a number, a string, a (dotted) name, an
-#: operator, or any other character (which declines). A number or name must not run into a
+#: one token per match, after optional whitespace: (a (dotted) name, a number, an operator,
+#: a string) or any other character (which declines). A number or name must not run into a
 #: letter, digit, dot or quote, an operator not into another operator character (``--`` is a
 #: comment, ``->`` an arrow, ``=-`` may be either).
-_TOKEN = re.compile(r"""[ \t\r\n]*(?:
-    ((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_.'"`])
-  | ('(?:[^']|'')*')(?!['"`])
-  | ({part}(?:\.{part})*)(?![A-Za-z0-9_.'"`$])
-  | (<=>|<>|!=|==|<=|>=|=|<|>|-)(?![-<>=!~@&|^*/%+:#?.$])
-  | ([(),])
-  | (.)
-)""".format(part=_NAME_PART), re.VERBOSE | re.DOTALL)
+_TOKEN = re.compile(r"""[ \t\r\n]*(?:(
+    {part}(?:\.{part})*(?![A-Za-z0-9_.'"`$])
+  | (?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.'"`])
+  | (?:<=>|<>|!=|==|<=|>=|=|<|>|-)(?![-<>=!~@&|^*/%+:#?.$])
+  | [(),]
+  | '(?:[^']|'')*'(?!['"`])
+  )|(.))""".format(part=_NAME_PART), re.VERBOSE | re.DOTALL)
+_OPERATORS = frozenset({"<=>", "<>", "!=", "==", "<=", ">=", "=", "<", ">", "-", "(", ")", ","})
 
 _CMP = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 #: the words of the subset (by sqlglot's keyword table, see :func:`_words`)
@@ -106,52 +106,43 @@ def read(text: str) -> n.Expr | None:
 
 
 def _tokens(text: str) -> tuple[list[str], list]:
-    """The kinds and values of the tokens of ``text``, then ``end``; kinds: ``num str name``
-    (value: the number's text, the string, the column: one node per name), a word of the
+    """The kinds and values of the tokens of ``text``, then ``end``; kinds: ``name`` (value:
+    its column, one node per name), ``lit`` (a number or a string: its literal), a word of the
     subset (``AND``), an operator."""
-    kinds: list[str] = []
-    values: list = []
-    words, refused = _WORDS, _REFUSED
-    columns: dict[str, n.Column] = {}  # a name as written -> its column (each name read once)
-    for num, string, name, op, punct, other in _TOKEN.findall(text):
-        if name:
-            column = columns.get(name)
-            if column is not None:
-                kinds.append("name")
-                values.append(column)
-                continue
-            if "." not in name and name[0] not in '"`':
-                upper = name.upper()
-                word = words.get(upper)
-                if word is not None:
-                    kinds.append(word)
-                    values.append(None)
-                    continue
-                if upper in refused or name.startswith(_CHUNK_PREFIX):
-                    raise _Decline
-                path = (name,)
-            else:
-                path = _path(name)
-            column = columns[name] = n.Column(path)
-            kinds.append("name")
-            values.append(column)
-        elif num:
-            kinds.append("num")
-            values.append(num)
-        elif op:
-            kinds.append(op)
-            values.append(None)
-        elif punct:
-            kinds.append(punct)
-            values.append(None)
-        elif string:
-            kinds.append("str")
-            values.append(string[1:-1].replace("''", "'"))
-        else:
-            raise _Decline  # (other: a character outside the subset)
-    kinds.append("end")
-    values.append(None)
-    return kinds, values
+    seen: dict[str, tuple[str, object]] = {}  # a token as written -> (kind, value)
+
+    def first_time(token: str, other: str) -> tuple[str, object]:
+        if other:
+            raise _Decline  # a character outside the subset
+        got = seen[token] = _classify(token)
+        return got
+
+    get = seen.get
+    found = [get(token) or first_time(token, other) for token, other in _TOKEN.findall(text)]
+    found.append(("end", None))
+    return [k for k, _ in found], [v for _, v in found]
+
+
+def _classify(token: str) -> tuple[str, object]:
+    """(kind, value) of one token (see :func:`_tokens`)."""
+    if token.isdigit():  # (an ASCII integer: the regex takes no other digits)
+        return "lit", n.Literal(int(token))
+    first = token[0]
+    if token in _OPERATORS:
+        return token, None
+    if first == "'":
+        return "lit", n.Literal(token[1:-1].replace("''", "'"))
+    if first.isdigit() or first == ".":
+        return "lit", meaning.number_literal(token, duckdb=True)
+    if "." not in token and first not in '"`':
+        upper = token.upper()
+        word = _WORDS.get(upper)
+        if word is not None:
+            return word, None
+        if upper in _REFUSED or token.startswith(_CHUNK_PREFIX):
+            raise _Decline
+        return "name", n.Column((token,))
+    return "name", n.Column(_path(token))
 
 
 _PART = re.compile(_NAME_PART)
@@ -207,9 +198,9 @@ class _Reader:
                 continue
             node, i = self.predicate(i)
             while True:  # the predicate (or group) is whole: NOTs, then what follows it
-                for _ in range(nots):
+                while nots:
                     node = meaning.negate_predicate(node)
-                nots = 0
+                    nots -= 1
                 ands.append(node)
                 k = kinds[i]
                 i += 1
@@ -232,12 +223,8 @@ class _Reader:
     def operand(self, i: int) -> tuple[n.Expr, int]:
         kinds, values = self.kinds, self.values
         k = kinds[i]
-        if k == "name":
+        if k == "name" or k == "lit":
             return values[i], i + 1
-        if k == "num":
-            return meaning.number_literal(values[i], duckdb=True), i + 1
-        if k == "str":
-            return n.Literal(values[i]), i + 1
         if k == "NULL":
             return n.NULL, i + 1
         if k == "TRUE" or k == "FALSE":
@@ -247,7 +234,7 @@ class _Reader:
             while kinds[i] == "-":
                 minus += 1
                 i += 1
-            if kinds[i] not in ("num", "name"):
+            if kinds[i] != "name" and not (kinds[i] == "lit" and not isinstance(self.values[i].value, str)):
                 raise _Decline
             node, i = self.operand(i)
             for _ in range(minus):
@@ -256,21 +243,28 @@ class _Reader:
         raise _Decline
 
     def string(self, i: int) -> tuple[str, int]:
-        if self.kinds[i] != "str":
+        value = self.values[i]
+        if self.kinds[i] != "lit" or not isinstance(value.value, str):
             raise _Decline
-        return self.values[i], i + 1
+        return value.value, i + 1
 
     def predicate(self, i: int) -> tuple[n.Expr, int]:
         """The predicate at token ``i`` (an operand and what applies to it), and the index
         after it; it must be followed by AND, OR, ``)`` or the end."""
         kinds = self.kinds
-        x, i = self.operand(i)
+        if kinds[i] == "name":  # (the common case, inline)
+            x, i = self.values[i], i + 1
+        else:
+            x, i = self.operand(i)
         k = kinds[i]
         if k in _AFTER:
             return x, i
         negate = False
         if k in _CMP:
-            y, i = self.operand(i + 1)
+            if kinds[i + 1] == "lit":  # (the common case, inline)
+                y, i = self.values[i + 1], i + 2
+            else:
+                y, i = self.operand(i + 1)
             node: n.Expr = n.Compare(_CMP[k], x, y)
         elif k == "<=>":
             y, i = self.operand(i + 1)
