@@ -286,7 +286,10 @@ class Column(Expr):
         return ".".join(self.path)
 
     def _sql(self, text) -> str:
-        return ".".join(_quote_ident(p) for p in self.path)
+        path = self.path
+        if len(path) == 1:
+            return _quote_ident(path[0])
+        return ".".join(_quote_ident(p) for p in path)
 
 
 @dataclass(frozen=True)  # its own == and hash
@@ -681,12 +684,16 @@ def sql_type(t: pa.DataType) -> str:
     return _SQL_TYPES.get(str(t), str(t).upper())
 
 
+#: operands whose text needs no parentheses anywhere (the common ones, by exact type)
+_BARE = frozenset({Column, Literal})
+
+
 def _wrap(e: Expr, render_child, in_and: bool = False) -> str:
     """Render ``e`` (its text: ``render_child(e)``) as an operand, with parentheses where SQL
     precedence needs them: an OR inside an AND, and any predicate under NOT or inside a
     comparison."""
     text = render_child(e)
-    if isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
+    if type(e) in _BARE or isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
             isinstance(e, IsNan) and not e.negated):
         return text
     if in_and and not isinstance(e, Or):
