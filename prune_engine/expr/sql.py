@@ -2,6 +2,10 @@
 
 sqlglot parses the text; this module maps sqlglot's syntax tree onto our nodes one construct at a
 time and resolves nothing: names stay as written and types are left to the compiler (binding).
+In the default dialect, text in the common predicate subset (comparisons, IS, IN, BETWEEN, LIKE
+under AND/OR/NOT: what programs write by the thousand) is read first by
+:mod:`prune_engine.expr._fast_sql`, into the same tree; anything else, errors included, is
+sqlglot's.
 
 The default dialect is DuckDB's, with backticks accepted as identifier quotes as well, so that
 what PySpark and DuckDB users write both parses: ```a.b`.c``, ``"Name"``, ``RLIKE``, ``ILIKE``,
