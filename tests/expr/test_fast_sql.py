@@ -205,3 +205,17 @@ def test_predicate_shaped_soup(data):
         st.tuples(kids, st.sampled_from([" AND ", " OR "]), kids).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
         kids.map(lambda k: f"NOT {k}")), max_leaves=5))
     _check(text)
+
+
+def test_shared_and_separate_columns_hash_and_compare_alike():
+    """The fast reader shares one node per column name; sqlglot's path makes one per mention.
+    Equal trees hash alike either way (flat nodes hash without the cache, deep ones with it)."""
+    text = " AND ".join(f"(x = {i} OR y IN ({', '.join(str(j) for j in range(i % 12 + 1))}, -1))"
+                        for i in range(50))
+    fast, slow = _fast_sql.read(text), read_with_sqlglot(text)
+    assert fast.args[0].args[0].left is fast.args[1].args[0].left
+    assert fast.args[0].args[0].left is not slow.args[0].args[0].left
+    assert fast == slow and hash(fast) == hash(slow)
+    assert hash(fast.args[3]) == hash(slow.args[3]) and fast.args[3] == slow.args[3]
+    assert fast != read_with_sqlglot(text.replace("-1", "-3")) and hash(fast) != hash(
+        read_with_sqlglot(text.replace("-1", "-3")))
