@@ -66,19 +66,44 @@ def bottom_up(e: n.Expr, fn) -> n.Expr:
     on an explicit stack (trees may be thousands deep), each shared subtree once. Bare columns
     and literals (:data:`_TERMINAL`) are left as they are, except at the root.
 
+    A node whose operands are all terminal (``x = 5``: most nodes of a long chain) is
+    rewritten as its parent meets it, without a trip through the stack.
+
     >>> str(bottom_up(n.And((n.IsNull(n.Column("a")), n.Column("b"))),
     ...               lambda x: x.invert() if isinstance(x, n.IsNull) else x))
     'a IS NOT NULL AND b'
     """
-    def combine(node: n.Expr, below: list) -> n.Expr:
+    done: dict[int, n.Expr] = {}  # id of a node of ``e`` (alive throughout) -> its rewrite
+    stack = [e]
+    while stack:
+        node = stack[-1]
+        if id(node) in done:
+            stack.pop()
+            continue
         kids = _operands(node)
-        rewritten = iter(below)
-        new = [k if type(k) in _TERMINAL else next(rewritten) for k in kids]
+        pending = []
+        for k in kids:
+            if type(k) in _TERMINAL or id(k) in done:
+                continue
+            if _all_terminal(k):
+                done[id(k)] = fn(k)
+            else:
+                pending.append(k)
+        if pending:
+            stack.extend(reversed(pending))
+            continue
+        stack.pop()
+        new = [k if type(k) in _TERMINAL else done[id(k)] for k in kids]
         changed = any(a is not b for a, b in zip(new, kids))
-        return fn(_rebuild(node, new) if changed else node)
+        done[id(node)] = fn(_rebuild(node, new) if changed else node)
+    return done[id(e)]
 
-    return n.fold(e, lambda node: [k for k in _operands(node) if type(k) not in _TERMINAL],
-                  combine)
+
+def _all_terminal(e: n.Expr) -> bool:
+    """Are all operands of ``e`` terminal (:data:`_TERMINAL`)?"""
+    if type(e) is n.Compare:  # (the most common node)
+        return type(e.left) in _TERMINAL and type(e.right) in _TERMINAL
+    return all(type(k) in _TERMINAL for k in _operands(e))
 
 
 # --- rule 1 ------------------------------------------------------------------------------
@@ -237,29 +262,36 @@ def _fold_in_list(e: n.Expr) -> n.Expr:
     if not isinstance(e, (n.And, n.Or)):
         return e
     op = "=" if isinstance(e, n.Or) else "!="
-    groups: dict = {}
-    for a in e.args:
-        if isinstance(a, n.Compare) and a.op == op and isinstance(a.left, n.Column) and \
-                isinstance(a.right, n.Literal) and a.right.value is not None:
-            key = (a.left, type(a.right.value), a.right.type)
-            groups.setdefault(key, []).append(a)
-    folded = {key: members for key, members in groups.items() if len(members) > 1}
-    if not folded:
+    keys = [_in_list_key(a, op) for a in e.args]
+    counts: dict = {}
+    for key in keys:
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+    if not any(c > 1 for c in counts.values()):
         return e
+    members: dict = {}  # a key folded -> its comparisons, in order
+    for a, key in zip(e.args, keys):
+        if key is not None and counts[key] > 1:
+            members.setdefault(key, []).append(a)
     out: list[n.Expr] = []
-    placed: set = set()
-    for a in e.args:
-        key = (a.left, type(a.right.value), a.right.type) if isinstance(a, n.Compare) and \
-            a.op == op and isinstance(a.left, n.Column) and isinstance(a.right, n.Literal) \
-            and a.right.value is not None else None
-        if key in folded:
-            if key not in placed:
-                placed.add(key)
-                values = tuple(dict.fromkeys(m.right for m in folded[key]))
-                out.append(n.InList(key[0], values, negated=op == "!="))
-            continue
-        out.append(a)
+    for a, key in zip(e.args, keys):
+        if key is None or counts[key] == 1:
+            out.append(a)
+        elif key in members:  # the first of its group: the whole group, here
+            group = members.pop(key)
+            values = tuple(dict.fromkeys(m.right for m in group))
+            out.append(n.InList(group[0].left, values, negated=op == "!="))
     return out[0] if len(out) == 1 else type(e)(tuple(out))
+
+
+def _in_list_key(a: n.Expr, op: str):
+    """What ``a`` folds with (``a`` is ``column op constant``): the column's path and the
+    constant's kind; None when it folds with nothing."""
+    if type(a) is n.Compare and a.op == op and type(a.left) is n.Column and type(a.right) is n.Literal:
+        v = a.right.value
+        if v is not None:
+            return (a.left.path, type(v), a.right.type)
+    return None
 
 
 # --- rule 3 ------------------------------------------------------------------------------
@@ -286,27 +318,32 @@ def push_not(e: n.Expr, negate: bool = False, leaf=None) -> n.Expr:
             node, neg = node.arg, not neg
         return node, neg
 
+    def form(node, neg):  # a predicate (no AND, OR or NOT): its form
+        out = rule(node, neg)
+        return complement(node, neg) if out is None else out
+
     root = strip(e, negate)
-    done: dict[tuple[int, bool], n.Expr] = {}  # (id of a node, negate) -> its form
+    if type(root[0]) not in (n.And, n.Or):
+        return form(*root)
+    done: dict[tuple[int, bool], n.Expr] = {}  # (id of an AND/OR, negate) -> its form
     stack = [root]
     while stack:  # on an explicit stack: trees may be thousands deep
         node, neg = stack[-1]
         if (id(node), neg) in done:
             stack.pop()
             continue
-        if isinstance(node, (n.And, n.Or)):
-            kids = [strip(a, neg) for a in node.args]
-            pending = [k for k in kids if (id(k[0]), k[1]) not in done]
-            if pending:
-                stack.extend(reversed(pending))
-                continue
-            parts = tuple(done[id(k), kn] for k, kn in kids)
-            flip = isinstance(node, n.And) == neg  # NOT over AND gives OR
-            done[id(node), neg] = n.Or(parts) if flip else n.And(parts)
-        else:
-            out = rule(node, neg)
-            done[id(node), neg] = complement(node, neg) if out is None else out
+        kids = [(a, neg) if type(a) is not n.Not else strip(a, neg) for a in node.args]
+        pending = [k for k in kids if type(k[0]) in (n.And, n.Or) and (id(k[0]), k[1]) not in done]
+        if pending:
+            stack.extend(reversed(pending))
+            continue
         stack.pop()
+        parts = tuple(done[id(k), kn] if type(k) in (n.And, n.Or) else form(k, kn) for k, kn in kids)
+        kind = n.Or if (type(node) is n.And) == neg else n.And  # NOT over AND gives OR
+        if kind is type(node) and all(p is a for p, a in zip(parts, node.args)):
+            done[id(node), neg] = node  # nothing below changed
+        else:
+            done[id(node), neg] = kind(parts)
     return done[id(root[0]), root[1]]
 
 
@@ -440,15 +477,17 @@ def _simplify_node(e: n.Expr) -> n.Expr:
         for a in e.args:
             parts = a.args if isinstance(a, type(e)) else (a,)
             for p in parts:
-                c = _truth(p)
-                if c is absorbing or (c is None and isinstance(p, n.Literal) and isinstance(e, n.And)):
-                    return n.Literal(absorbing)
-                if c is neutral or (c is None and isinstance(p, n.Literal)):
-                    continue
-                try:
-                    if p in seen:
+                if isinstance(p, n.Literal):  # (only literals are constants)
+                    c = _truth(p)
+                    if c is absorbing or (c is None and isinstance(e, n.And)):
+                        return n.Literal(absorbing)
+                    if c is neutral or c is None:
                         continue
-                    seen.add(p)
+                try:
+                    before = len(seen)
+                    seen.add(p)  # (hashed once)
+                    if len(seen) == before:
+                        continue
                 except TypeError:  # an unhashable literal below: compare with each
                     if p in out:
                         continue

@@ -230,6 +230,8 @@ class IntDomain(Domain):
         self._limits = _integer_limits(self.dtype)
 
     def coerce(self, value):
+        if type(value) is int:  # (what _number and _coerce_on_grid make of it, in one step)
+            return Coerced("exact", value, value)
         return _coerce_on_grid(_number(value, self), 1, double_always_fuzzy=False)
 
 

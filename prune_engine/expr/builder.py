@@ -21,7 +21,13 @@ from prune_engine.expr import nodes as n
 from prune_engine.expr.from_arrow import scalar_literal
 
 
+#: Python constants that become a literal as they are (checked first: chains of thousands)
+_PLAIN = frozenset({int, float, str, bool})
+
+
 def _node(value: Any) -> n.Expr:
+    if type(value) in _PLAIN:
+        return n.Literal(value)
     if isinstance(value, Builder):
         return value.node
     if isinstance(value, n.Expr):

@@ -71,7 +71,11 @@ class Expr:
 
     def __hash__(self):
         got = _HASHES.get(id(self))
-        return got[0] if got is not None else _hash_tree(self)
+        if got is not None:
+            return got[0]
+        if _is_flat(self):
+            return _shallow_hash(self)
+        return _hash_tree(self)
 
 
 def fold(root, children, combine, memo: dict | None = None):
@@ -93,7 +97,14 @@ def fold(root, children, combine, memo: dict | None = None):
             continue
         if kids is None:
             kids = children(node)
-            pending = [k for k in kids if id(k) not in memo]
+            pending = []
+            for k in kids:
+                if id(k) in memo:
+                    continue
+                if not pending and not children(k):
+                    memo[id(k)] = combine(k, [])  # a leaf, its turn now: at once (long chains)
+                else:
+                    pending.append(k)
             if pending:
                 stack[-1] = (node, kids)
                 stack.extend((k, None) for k in reversed(pending))
@@ -108,8 +119,42 @@ def render(root: Expr, memo: dict | None = None) -> str:
     text) may be shared between calls over one live tree, so that the text of every subtree
     is built once."""
     memo = {} if memo is None else memo
-    return fold(root, _shown_children,
-                lambda node, _: node._sql(lambda c: memo[id(c)]), memo)
+    got = memo.get(id(root))
+    if got is not None:
+        return got
+    if type(root) in _LEAVES:
+        return root._sql(None)
+    if _is_flat(root):  # (a predicate of a long chain: x = 5)
+        got = memo[id(root)] = root._sql(_leaf_text)
+        return got
+
+    def text(c):  # a leaf's text needs no memo (nor a trip through the stack)
+        return c._sql(None) if type(c) in _LEAVES else memo[id(c)]
+
+    stack = [root]
+    while stack:  # fold, with the nodes whose children are all leaves rendered in place
+        node = stack[-1]
+        if id(node) in memo:
+            stack.pop()
+            continue
+        pending = []
+        for k in _shown_children(node):
+            if type(k) in _LEAVES or id(k) in memo:
+                continue
+            if _is_flat(k):
+                memo[id(k)] = k._sql(text)
+            else:
+                pending.append(k)
+        if pending:
+            stack.extend(reversed(pending))
+            continue
+        stack.pop()
+        memo[id(node)] = node._sql(text)
+    return memo[id(root)]
+
+
+def _leaf_text(leaf: Expr) -> str:
+    return leaf._sql(None)
 
 
 #: how many of an IN list's values its SQL text shows
@@ -171,31 +216,41 @@ def _equal(a: Expr, b: Expr) -> bool:
     return True
 
 
+#: nodes with no children: their own ``==`` and ``hash``, in O(1)
+_LEAVES = frozenset()  # (filled in below the classes: Column, Literal)
+#: a flat node with more children than this caches its hash (an IN list of thousands of values)
+_FLAT_UNCACHED = 8
+
+
+def _is_flat(node: Expr) -> bool:
+    """Are all children of ``node`` leaves (a column or a literal)? Such a node hashes in one
+    step, without the cache (most nodes of a long chain are: ``x = 5``)."""
+    kids = node.children()
+    return len(kids) <= _FLAT_UNCACHED and all(type(k) in _LEAVES for k in kids)
+
+
+def _shallow_hash(node: Expr) -> int:
+    """The hash of ``node`` from its fields, its children hashed already (cached, or flat)."""
+    return hash((type(node).__name__,) + tuple(getattr(node, f) for f in _field_names(type(node))))
+
+
 def _hash_tree(root: Expr) -> int:
-    """The hash of ``root``, computing (and caching) the hash of every node below it first."""
-
-    def key(v):
-        if isinstance(v, Expr):
-            return hash(v)  # cached by now (or a Literal's own)
-        if isinstance(v, tuple):
-            return tuple(key(x) for x in v)
-        return v
-
+    """The hash of ``root``, computing (and caching) the hash of every node below it first;
+    leaves and flat nodes (:func:`_is_flat`) hash in one step and are not cached."""
     stack = [root]
     while stack:
         node = stack[-1]
-        if type(node) is Literal or id(node) in _HASHES:
+        if id(node) in _HASHES:
             stack.pop()
             continue
-        kids = node.children()
-        pending = [c for c in kids if type(c) is not Literal and id(c) not in _HASHES]
+        pending = [c for c in node.children()
+                   if type(c) not in _LEAVES and id(c) not in _HASHES and not _is_flat(c)]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
-        h = hash((type(node).__name__,) + tuple(key(getattr(node, f)) for f in _field_names(type(node))))
-        _remember_hash(node, h)
-    return hash(root)
+        _remember_hash(node, _shallow_hash(node))
+    return _HASHES[id(root)][0]
 
 
 def _quote_ident(name: str) -> str:
@@ -218,12 +273,23 @@ class Column(Expr):
         if isinstance(self.path, str):
             object.__setattr__(self, "path", (self.path,))
 
+    def __eq__(self, other):  # a leaf: its path decides
+        if type(other) is not Column:
+            return NotImplemented
+        return self.path == other.path
+
+    def __hash__(self):
+        return hash(("Column", self.path))
+
     @property
     def name(self) -> str:
         return ".".join(self.path)
 
     def _sql(self, text) -> str:
-        return ".".join(_quote_ident(p) for p in self.path)
+        path = self.path
+        if len(path) == 1:
+            return _quote_ident(path[0])
+        return ".".join(_quote_ident(p) for p in path)
 
 
 @dataclass(frozen=True)  # its own == and hash
@@ -238,8 +304,10 @@ class Literal(Expr):
             return NotImplemented
         return _lit_key(self) == _lit_key(other)
 
-    def __hash__(self):
-        return hash(_lit_key(self))
+    def __hash__(self):  # _lit_key, inlined: long chains hash thousands of literals
+        v, t = self.value, self.type
+        return hash((type(v).__name__, "<nan>" if isinstance(v, float) and v != v else v,
+                     None if t is None else str(t)))
 
     @property
     def is_null(self) -> bool:
@@ -284,6 +352,8 @@ def _lit_key(lit: Literal):
     return (type(lit.value).__name__, v, str(lit.type) if lit.type is not None else None)
 
 
+_LEAVES = frozenset({Column, Literal})
+
 TRUE = Literal(True)
 FALSE = Literal(False)
 NULL = Literal(None)
@@ -300,6 +370,12 @@ class Compare(Expr):
     def __post_init__(self):
         if self.op not in COMPARE_OPS:
             raise ValueError(f"unknown comparison {self.op!r}")
+
+    def __hash__(self):  # the most common node of long chains: a flat one in one step
+        left, right = self.left, self.right
+        if type(left) in _LEAVES and type(right) in _LEAVES:
+            return hash(("Compare", self.op, left, right))
+        return Expr.__hash__(self)
 
     def children(self):
         return (self.left, self.right)
@@ -608,12 +684,16 @@ def sql_type(t: pa.DataType) -> str:
     return _SQL_TYPES.get(str(t), str(t).upper())
 
 
+#: operands whose text needs no parentheses anywhere (the common ones, by exact type)
+_BARE = frozenset({Column, Literal})
+
+
 def _wrap(e: Expr, render_child, in_and: bool = False) -> str:
     """Render ``e`` (its text: ``render_child(e)``) as an operand, with parentheses where SQL
     precedence needs them: an OR inside an AND, and any predicate under NOT or inside a
     comparison."""
     text = render_child(e)
-    if isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
+    if type(e) in _BARE or isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
             isinstance(e, IsNan) and not e.negated):
         return text
     if in_and and not isinstance(e, Or):

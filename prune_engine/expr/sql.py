@@ -2,6 +2,10 @@
 
 sqlglot parses the text; this module maps sqlglot's syntax tree onto our nodes one construct at a
 time and resolves nothing: names stay as written and types are left to the compiler (binding).
+In the default dialect, text in the common predicate subset (comparisons, IS, IN, BETWEEN, LIKE
+under AND/OR/NOT: what programs write by the thousand) is read first by
+:mod:`prune_engine.expr._fast_sql`, into the same tree; anything else, errors included, is
+sqlglot's.
 
 The default dialect is DuckDB's, with backticks accepted as identifier quotes as well, so that
 what PySpark and DuckDB users write both parses: ```a.b`.c``, ``"Name"``, ``RLIKE``, ``ILIKE``,
@@ -33,7 +37,6 @@ Compare(op='>=', left=Column(path=('price',)), right=Literal(value=Decimal('1.50
 
 from __future__ import annotations
 
-import decimal
 import re
 from typing import Any
 
@@ -45,6 +48,8 @@ from sqlglot.dialects.hive import Hive
 from sqlglot.errors import ParseError, TokenError
 
 from prune_engine.errors import PruneEngineError, SqlParseError
+from prune_engine.expr import _fast_sql
+from prune_engine.expr import _sql_nodes as meaning
 from prune_engine.expr import nodes as n
 from prune_engine.expr.like import like_escape
 
@@ -68,10 +73,7 @@ _REGEXP_SEARCH = {"regexp_like", "regexp_matches", "rlike", "regexp"}
 _COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
 _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
 
-_NUMBER_INT = re.compile(r"[0-9]+")
-_NUMBER_DECIMAL = re.compile(r"[0-9]*\.[0-9]*")
-#: DuckDB reads a decimal literal of more digits than this (leading zeros counted) as a DOUBLE
-_DUCKDB_DECIMAL_DIGITS = 38
+_NUMBER_INT = meaning.NUMBER_INT
 
 
 def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
@@ -91,6 +93,15 @@ def parse_sql(text: str, dialect: str | None = None) -> n.Expr:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_sql expects SQL text (str), got {type(text).__name__}")
+    if dialect is None:  # the common subset, read without sqlglot (long predicates of programs)
+        fast = _fast_sql.read(text)
+        if fast is not None:
+            return fast
+    return read_with_sqlglot(text, dialect)
+
+
+def read_with_sqlglot(text: str, dialect: str | None = None) -> n.Expr:
+    """:func:`parse_sql` through sqlglot alone (the fast reader's reference)."""
     dialect_obj = _dialect(dialect)
     tokenizer = dialect_obj.tokenizer()
     try:
@@ -363,16 +374,7 @@ class _Converter:
         text = node.this
         if node.is_string:
             return n.Literal(str(text))
-        if _NUMBER_INT.fullmatch(text):
-            return n.Literal(int(text))
-        if _NUMBER_DECIMAL.fullmatch(text):
-            if isinstance(self.dialect, DuckDB) and sum(ch.isdigit() for ch in text) > _DUCKDB_DECIMAL_DIGITS:
-                return n.Literal(float(text))  # too wide for DECIMAL: DuckDB reads a DOUBLE
-            return n.Literal(decimal.Decimal(text))
-        try:
-            return n.Literal(float(text))
-        except ValueError:
-            return n.Func("literal", ())
+        return meaning.number_literal(text, duckdb=isinstance(self.dialect, DuckDB))
 
     def hex_string(self, node: exp.HexString) -> n.Expr:
         digits = node.this
@@ -427,10 +429,7 @@ class _Converter:
         return n.And(tuple(args)) if kind is exp.And else n.Or(tuple(args))
 
     def not_(self, node: exp.Not) -> n.Expr:
-        inner = self.convert(node.this)
-        if isinstance(inner, (n.IsNull, n.IsNan, n.IsBool, n.IsDistinct, n.InList, n.Like, n.RegexpLike)):
-            return inner.invert()
-        return n.Not(inner)
+        return meaning.negate_predicate(self.convert(node.this))
 
     # predicates -------------------------------------------------------------------------
     def compare(self, node: exp.Binary) -> n.Expr:
@@ -456,14 +455,8 @@ class _Converter:
     def between(self, node: exp.Between) -> n.Expr:
         if node.args.get("symmetric"):
             return self.generic(node)
-        x = self.convert(node.this)
-        low, high = self.convert(node.args["low"]), self.convert(node.args["high"])
-        kinds = {_float_kind(low), _float_kind(high)} - {None}
-        if kinds:
-            # one DOUBLE bound makes engines compare all three as DOUBLE; FLOAT bounds, as FLOAT
-            to = pa.float32() if kinds == {"float"} else pa.float64()
-            low, high = _as_float(low, to), _as_float(high, to)
-        return n.And((n.Compare(">=", x, low), n.Compare("<=", x, high)))
+        return meaning.between(self.convert(node.this), self.convert(node.args["low"]),
+                               self.convert(node.args["high"]))
 
     def in_(self, node: exp.In) -> n.Expr:
         if any(node.args.get(k) for k in ("query", "unnest", "field")):
@@ -472,10 +465,7 @@ class _Converter:
         converted = self.args_or_empty(node, [node.this, *items])
         if len(converted) != len(items) + 1:
             return n.Func("in", ())
-        x, values = converted[0], converted[1:]
-        if all(isinstance(v, n.Literal) for v in values):
-            return n.InList(x, values)
-        return n.Func("in", converted)
+        return meaning.in_list(converted[0], converted[1:])
 
     def like(self, node: exp.Expr, escape: exp.Expr | None = None) -> n.Expr:
         """``[NOT] LIKE`` / ``ILIKE`` (``node``), with the ``ESCAPE`` literal if any."""
@@ -519,13 +509,7 @@ class _Converter:
         return n.Arith(_ARITH[type(node)], self.convert(node.this), self.convert(node.expression))
 
     def neg(self, node: exp.Neg) -> n.Expr:
-        arg = self.convert(node.this)
-        if (isinstance(arg, n.Literal) and arg.type is None and not isinstance(arg.value, bool)
-                and isinstance(arg.value, (int, float, decimal.Decimal))):
-            # copy_negate: exact, where unary minus would round to the context's 28 digits
-            value = arg.value.copy_negate() if isinstance(arg.value, decimal.Decimal) else -arg.value
-            return n.Literal(value)
-        return n.Negate(arg)
+        return meaning.negate_value(self.convert(node.this))
 
     def cast(self, node: exp.Cast) -> n.Expr:
         arg = self.convert(node.this)
@@ -655,20 +639,3 @@ def _decimal_type(params: list, dialect: sqlglot.Dialect) -> pa.DataType | None:
     if not (1 <= precision <= 76 and 0 <= scale <= precision):
         return None
     return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
-
-
-def _float_kind(e: n.Expr) -> str | None:
-    """``"double"`` for a float literal or a literal cast to DOUBLE, ``"float"`` for one cast to
-    FLOAT, else None."""
-    if isinstance(e, n.Literal):
-        return "double" if isinstance(e.value, float) else None
-    if isinstance(e, n.Cast) and isinstance(e.arg, n.Literal) and pa.types.is_floating(e.to):
-        return "float" if pa.types.is_float32(e.to) else "double"
-    return None
-
-
-def _as_float(e: n.Expr, to: pa.DataType) -> n.Expr:
-    """An exact numeric literal cast to the float type ``to`` (others unchanged)."""
-    if isinstance(e, n.Literal) and isinstance(e.value, (int, decimal.Decimal)) and not isinstance(e.value, bool):
-        return n.Literal(float(e.value)) if pa.types.is_float64(to) else n.Cast(e, to)
-    return e

@@ -183,3 +183,18 @@ def test_may_be_null_is_unknown_for_functions_and_null_literals():
 ])
 def test_rewrite_runs_every_rule(text, expected):
     assert str(rules.rewrite(parse_sql(text))) == expected
+
+
+def test_push_not_keeps_an_unchanged_chain_and_flips_a_negated_one():
+    chain = parse_sql("x > 1 AND y < 2 AND z IS NULL")
+    assert rules.push_not(chain) is chain, "nothing to push: the very node, not a copy"
+    # NOT over OR is an AND, even where every part is its own complement (NOT NULL is NULL)
+    flipped = rules.push_not(n.Not(n.Or((n.NULL, n.NULL))))
+    assert type(flipped) is n.And and flipped.args == (n.NULL, n.NULL)
+    assert str(rules.push_not(n.Not(n.And((n.Column("b"), n.NULL))))) == "b = FALSE OR NULL"
+
+
+def test_fold_in_lists_keeps_order_and_kinds_apart():
+    tree = parse_sql("x = 1 OR y > 0 OR x = 2 OR x = 'a' OR x = 1 OR st.a = 3 OR x = 'b' OR st.a = 4")
+    assert str(rules.fold_in_lists(tree)) == "x IN (1, 2) OR y > 0 OR x IN ('a', 'b') OR st.a IN (3, 4)"
+    assert rules.fold_in_lists(parse_sql("x <> 1 AND x = 2")) == parse_sql("x <> 1 AND x = 2")
