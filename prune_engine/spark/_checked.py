@@ -32,6 +32,7 @@ from prune_engine.errors import StatsError
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._files import changed, file_key, identities, recorded_identity
+from prune_engine.spark._hadoop import session_filesystems
 from prune_engine.spark._source import listed_files, listing
 
 Missing = Literal["raise", "skip"]
@@ -84,6 +85,7 @@ def check_files(base, stats: StatsTable, missing: Missing = "skip") -> CheckedFi
     if missing not in ("raise", "skip"):
         raise ValueError(f"missing must be 'raise' or 'skip', not {missing!r}")
     listed, roots = listing(base)
+    session_filesystems(base.sparkSession, roots)
     paths, index = container_files(stats)
     keys = [file_key(p) for p in paths]
     prefixes = tuple(r if r.endswith("/") else r + "/" for r in roots)

@@ -65,9 +65,12 @@ def collect_stats(spark, source, granularity: str = "row_group",
     """
     from prune_engine.stats.listing import list_source, partition_types
 
+    from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import source_roots
 
-    listing = list_source(source_roots(spark, source))
+    roots = source_roots(spark, source)
+    session_filesystems(spark, roots)
+    listing = list_source(roots)
     options = collect_options(granularity, columns, ngram=ngram, gram_size=gram_size,
                               ngram_case_insensitive=ngram_case_insensitive,
                               on_error=on_error, bloom=bloom, dictionaries=dictionaries,
@@ -100,22 +103,25 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
     """The statistics job over ``files`` (listed SourceFiles, partition ``types`` of the whole
     listing), with ``options`` as ``collect_part`` takes them."""
     from prune_engine.stats.collect import merge_parts
+    from prune_engine.stats.filesystems import registered
 
     per_task = files_per_task or FILES_PER_TASK
     tasks = max(1, min(len(files), max(_parallelism(spark), math.ceil(len(files) / per_task))))
     size = math.ceil(len(files) / tasks)
     rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
             for k in range(tasks)]
+    filesystems = registered([f.path for f in files])  # how the driver reaches them
     # one slice per task, without a shuffle: a classic session parallelizes the slices; a
     # Connect client cannot, so its tasks get their slice numbers from spark.range and the
     # slices with the task's function
     if is_connect(spark):
         frame = spark.range(0, tasks, 1, tasks).withColumnRenamed("id", "slice")
-        task = _slice_task(types, options, numba_cache_dir(), [text for _, text in rows])
+        task = _slice_task(types, options, numba_cache_dir(), filesystems,
+                           [text for _, text in rows])
     else:
         frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                       "slice long, files string")
-        task = _slice_task(types, options, numba_cache_dir())
+        task = _slice_task(types, options, numba_cache_dir(), filesystems)
     kinds = [name for name, key in (("n-grams", "ngram"), ("Bloom filters", "bloom"),
                                     ("dictionaries", "dictionaries"),
                                     ("computing missing statistics", "compute_missing"))
@@ -141,13 +147,18 @@ def _parallelism(spark) -> int:
     return int(spark.conf.get("spark.default.parallelism", None) or 8)
 
 
-def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None,
+def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None, filesystems: dict,
                 slices: list[str] | None = None):
     """The function each task runs: its slices' statistics as Arrow IPC bytes (or the
     :class:`StatsError` a slice met, for the driver to raise). The slices' files come in the
-    rows (a ``files`` column), or with the function (``slices``)."""
+    rows (a ``files`` column), or with the function (``slices``); ``filesystems``: those the
+    driver registered for them (:mod:`prune_engine.spark._hadoop`), registered here too."""
     def run(batches):
+        from prune_engine.stats.filesystems import register
+
         use_numba_cache(cache_dir)
+        for prefix, filesystem in filesystems.items():
+            register(prefix, filesystem)
         for batch in batches:
             numbers = batch.column("slice").to_pylist()
             texts = [slices[k] for k in numbers] if slices is not None else \

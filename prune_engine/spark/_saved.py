@@ -55,10 +55,12 @@ def saved_stats(spark, source) -> StatsTable:
     from prune_engine.stats.listing import list_source, partition_types
 
     from prune_engine.spark._collect import collect_files
+    from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import source_roots
 
     started = time.perf_counter()
     roots = source_roots(spark, source)
+    session_filesystems(spark, roots)
     listing = list_source(roots)
     types = partition_types(listing.files, listing.typed)
     path = _path(spark, roots)

@@ -103,11 +103,47 @@ def resolve(source, filesystem=None) -> tuple[Location | None, Any]:
 #: Hadoop's names of schemes pyarrow knows by another (a file keeps the name it was given)
 _ALIASES = {"s3a": "s3", "s3n": "s3"}
 
+#: filesystems registered for the URIs under a prefix (``s3a://bucket/``): see :func:`register`
+_REGISTERED: dict[str, Any] = {}
+
+
+def register(prefix: str, filesystem) -> None:
+    """Read the URIs under ``prefix`` (``scheme://authority/``) with ``filesystem`` (pyarrow or
+    fsspec) in this process, instead of the one ``from_uri`` would build: how a filesystem
+    configured elsewhere (a Spark session's Hadoop settings: endpoint, credentials) reaches
+    every listing, footer read and identity check of those files. The files keep their URIs
+    as names.
+
+    >>> import pyarrow.fs as pafs
+    >>> register("demo://bucket/", pafs.LocalFileSystem())
+    >>> location, path = resolve("demo://bucket/lake")
+    >>> location.prefix, path
+    ('demo://', 'bucket/lake')
+    >>> unregister("demo://bucket/")
+    """
+    if "://" not in prefix or not prefix.endswith("/"):
+        raise ValueError(f"a prefix is scheme://authority/, not {prefix!r}")
+    _REGISTERED[prefix] = as_pyarrow(filesystem)
+
+
+def unregister(prefix: str) -> None:
+    """Forget :func:`register`'s filesystem for ``prefix``."""
+    _REGISTERED.pop(prefix, None)
+
+
+def registered(names: Sequence[str]) -> dict[str, Any]:
+    """The registered filesystems that serve any of ``names``, by prefix."""
+    return {p: fs for p, fs in _REGISTERED.items() if any(x.startswith(p) for x in names)}
+
 
 def _from_uri(uri: str) -> tuple[Location, str]:
     import pyarrow as pa
     import pyarrow.fs as pafs
 
+    for prefix, fs in _REGISTERED.items():
+        if uri.startswith(prefix):
+            scheme = prefix[:prefix.index("://") + 3]
+            return Location(fs, scheme), uri.split("?", 1)[0][len(scheme):].rstrip("/")
     scheme = urlsplit(uri).scheme
     try:
         fs, path = pafs.FileSystem.from_uri(

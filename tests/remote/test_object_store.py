@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
+from tests.remote.s3server import KEY, REGION, SECRET, s3_server, write_lake
 
 FILES = 6
 
@@ -28,35 +28,24 @@ def _table(k: int) -> pa.Table:
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     """An S3 API on localhost with a bucket holding the lake, and the same lake on disk."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_DEFAULT_REGION": "us-east-1"}
+    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+           "AWS_DEFAULT_REGION": REGION}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    fs = pafs.S3FileSystem(access_key="testing", secret_key="testing", region="us-east-1",
-                           scheme="http", endpoint_override=f"{host}:{port}",
-                           allow_bucket_creation=True)
-    fs.create_dir("lake-bucket")
     local = tmp_path_factory.mktemp("local_lake")
-    for k in range(FILES):
-        part = f"grp={k % 2}/part-{k}.parquet"
-        pq.write_table(_table(k), f"lake-bucket/lake/{part}", filesystem=fs, row_group_size=5)
-        os.makedirs(local / f"grp={k % 2}", exist_ok=True)
-        pq.write_table(_table(k), local / part, row_group_size=5)
-    with fs.open_output_stream("lake-bucket/lake/_SUCCESS") as out:
-        out.write(b"")
-    uri = f"s3://lake-bucket/lake?endpoint_override={host}:{port}&scheme=http&region=us-east-1"
-    yield {"fs": fs, "uri": uri, "local": str(local), "endpoint": f"{host}:{port}"}
-    server.stop()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    try:
+        with s3_server() as (endpoint, fs):
+            write_lake(fs, "lake-bucket", str(local),
+                       {f"grp={k % 2}/part-{k}.parquet": _table(k) for k in range(FILES)}, 5)
+            uri = (f"s3://lake-bucket/lake?endpoint_override={endpoint}&scheme=http"
+                   f"&region={REGION}")
+            yield {"fs": fs, "uri": uri, "local": str(local), "endpoint": endpoint}
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _same_as_local(stats, local_stats, prefix: str, local_root: str):

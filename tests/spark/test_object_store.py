@@ -1,0 +1,83 @@
+"""A lake on S3 as the Spark session reaches it: ``s3a://`` URIs, with the endpoint and keys in
+the session's Hadoop settings (``spark.hadoop.fs.s3a.*``, general or per bucket), served on
+localhost by moto. ``pes.collect_stats`` must make the statistics ``pe.collect_stats`` makes
+of the same files on disk (named by their ``s3a://`` URIs), and the files' identities (for
+freshness) must be read through the same settings. No AWS variable is set: without the
+session's settings pyarrow could not reach the server at all."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+import prune_engine as pe
+import prune_engine.spark as pes
+from prune_engine.spark._files import identities
+from prune_engine.stats import filesystems
+from tests.remote.s3server import KEY, SECRET, s3_server, write_lake
+from tests.spark_sessions import session_conf
+
+pytestmark = pytest.mark.spark
+
+BUCKET = "spark-bucket"
+_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION",
+        "AWS_ENDPOINT_URL")
+
+
+def _table(k: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64()),
+                     "v": pa.array([None if i == 3 else i * 0.5 for i in range(10)])})
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    saved = {k: os.environ.pop(k) for k in _AWS if k in os.environ}
+    local = str(tmp_path_factory.mktemp("s3a_lake"))
+    try:
+        with s3_server() as (endpoint, fs):
+            write_lake(fs, BUCKET, local,
+                       {f"day={k % 3}/part-{k}.parquet": _table(k) for k in range(7)}, 4)
+            yield endpoint, local
+    finally:
+        os.environ.update(saved)
+
+
+@pytest.fixture(params=["general", "per bucket"])
+def configured(request, session, lake):
+    """The session with the S3A endpoint and keys set (as ``fs.s3a.*`` or
+    ``fs.s3a.bucket.<bucket>.*``) for the test, and no filesystem registered before it."""
+    endpoint, _ = lake
+    scope = "fs.s3a." if request.param == "general" else f"fs.s3a.bucket.{BUCKET}."
+    settings = {f"spark.hadoop.{scope}{k}": v for k, v in (
+        ("endpoint", f"http://{endpoint}"), ("access.key", KEY), ("secret.key", SECRET),
+        ("endpoint.region", "us-east-1"))}
+    filesystems.unregister(f"s3a://{BUCKET}/")
+    yield from session_conf(session, settings)
+    filesystems.unregister(f"s3a://{BUCKET}/")
+
+
+@pytest.mark.parametrize("granularity", ["row_group", "file"])
+def test_collect_stats_reads_s3a_through_the_session_settings(configured, lake, granularity):
+    _, local = lake
+    made = pes.collect_stats(configured, f"s3a://{BUCKET}/lake", granularity, files_per_task=2)
+    expected = pe.collect_stats(local, granularity, progress=False)
+    assert made.column("path").to_pylist() == [
+        f"s3a://{BUCKET}/lake/" + os.path.relpath(p, local)
+        for p in expected.column("path").to_pylist()]
+    for name in ("num_records", "min_values", "max_values", "null_count", "partition_values"):
+        assert made.column(name).equals(expected.column(name)), name
+    for where in ("id = 42", "id > 55 AND day = 1", "v IS NULL"):
+        assert pe.prune(made, where).equals(pe.prune(expected, where)), where
+
+
+def test_file_identities_read_through_the_session_settings(configured, lake):
+    _, local = lake
+    stats = pes.collect_stats(configured, f"s3a://{BUCKET}/lake", "file")
+    now = identities(stats.column("path").to_pylist())
+    sizes = {os.path.relpath(p, local): os.path.getsize(p)
+             for p in pe.collect_stats(local, "file", progress=False).column("path").to_pylist()}
+    assert {k.split("/lake/", 1)[1]: v[0] for k, v in now.items()} == sizes
+    assert identities([f"s3a://{BUCKET}/lake/gone.parquet"]) == {
+        f"s3a://{BUCKET}/lake/gone.parquet": None}
