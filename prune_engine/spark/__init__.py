@@ -23,9 +23,11 @@ The contract:
   changed, are read (the latter with a warning); a file the statistics name that is gone is
   an error, or skipped with a warning (``missing="skip"``).
 - **What it equals.** :func:`read` equals ``spark.read.format(...).load(source).where(where)``
-  and :func:`join` equals the plain Spark join over the whole fact source, row for row: the
-  skipped files are excluded by a filter Spark applies while listing (they never reach a
-  task), and the ``where`` and the join run as ordinary Spark operations on the rest.
+  and :func:`join` equals the plain Spark join over the whole fact source, row for row: Spark
+  reads the kept files as it reads the source (same format, options, schema and partition
+  columns; :mod:`prune_engine.spark._kept`), so the skipped files never reach a task and
+  ``explain`` prints a plan as short as plain Spark's, and the ``where`` and the join run
+  as ordinary Spark operations on the rest.
   ``read(..., order_by=..., limit=k)`` equals ``....orderBy(...).limit(k)`` up to rows that
   tie on every sort key, reading only the files that can hold the first ``k`` rows
   (:mod:`prune_engine.spark._limit`). :func:`count` equals ``....where(where).count()``,

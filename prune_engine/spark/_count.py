@@ -31,7 +31,8 @@ from prune_engine.errors import PruneEngineError
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._checked import Missing, check_files
 from prune_engine.spark._jobs import job_description
-from prune_engine.spark._read import PruneSummary, prune_files, statistics, where_predicate
+from prune_engine.spark._read import (PruneSummary, names_source, prune_files, statistics,
+                                     where_predicate)
 from prune_engine.spark._source import source_frame
 
 
@@ -77,7 +78,7 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
                                "statistics is not exact")
     summary.from_statistics = int(counted.values["COUNT(*)"])
     frame, summary = prune_files(base, stats, expr, files, keep=~answered, started=started,
-                                 summary=summary)
+                                 summary=summary, lineage=names_source(source, where))
     rows = 0
     if summary.files_read:
         filtered = frame if where is None else frame.where(where)

@@ -16,7 +16,8 @@ import pytest
 
 import prune_engine as pe
 import prune_engine.spark as pes
-from tests.spark.helpers import arrow_frame, matching_files, scanned_files, sorted_rows, write
+from tests.spark.helpers import (arrow_frame, explained, matching_files, scanned_files,
+                                 sorted_rows, write)
 
 pytestmark = pytest.mark.spark
 
@@ -100,6 +101,7 @@ def test_read_equals_plain_spark_and_scans_only_kept_files(spark, lake, where):
     assert df.columns == plain.columns, "partition columns survive, in Spark's order"
     assert scanned == summary.files_read, "Spark opened exactly the kept files"
     assert summary.files_total == plain_scanned == summary.files_read + summary.files_pruned
+    assert len(explained(df)) <= 2 * len(explained(plain)), "the plan names no pruned file"
 
 
 @pytest.mark.parametrize("how", ["inner", "left_semi"])
@@ -133,7 +135,8 @@ def test_paths_with_spaces_percent_equals_and_non_ascii(spark, tmp_path):
     """Spark writes URL-encoded ``_metadata.file_path``; the files excluded must be exactly
     the ones Spark would have opened, or pruning would do nothing (or worse)."""
     root = str(tmp_path / "lake dir")
-    names = ["a b", "x%y", "k=v", "é-ü", "#hash", "50%=ö ÿ", "plain", "tab\tq", "?[]{}"]
+    names = ["a b", "x%y", "k=v", "é-ü", "#hash", "50%=ö ÿ", "plain", "tab\tq", "?[]{}",
+             "*\\,%20"]
     for i, value in enumerate(names):
         folder = os.path.join(root, f"p={value}")
         write(os.path.join(folder, f"f {i} {value}.parquet"), pa.table({"i": [i * 10, i * 10 + 5]}))
@@ -141,8 +144,29 @@ def test_paths_with_spaces_percent_equals_and_non_ascii(spark, tmp_path):
     for where in ["i = 30", "i > 52", f"p = '{names[5]}'", "p LIKE 'a%'", "p = 'tab\tq'"]:
         df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
         rows, scanned = scanned_files(df)
-        assert sorted_rows(rows) == sorted_rows(spark.read.parquet(root).where(where).collect())
+        plain = spark.read.parquet(root).where(where)
+        assert sorted_rows(rows) == sorted_rows(plain.collect())
         assert scanned == summary.files_read == len(matching_files(spark, root, where)), where
+        assert len(explained(df)) <= 2 * len(explained(plain)), "read as paths, not patterns"
+
+
+def test_explain_is_as_short_as_plain_sparks_however_many_files_are_pruned(spark, tmp_path):
+    """The plan holds Spark's file index of the kept files, not a list of the pruned ones:
+    ``explain`` prints within 2x of plain Spark's whether 3 or 297 of 300 files are kept
+    (it printed every pruned path, 100 characters each)."""
+    root = str(tmp_path / "many")
+    for k in range(300):
+        write(os.path.join(root, f"part-{k:04d}.parquet"), pa.table({"x": [k * 10, k * 10 + 9]}))
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    for where, read in [("x < 30", 3), ("x >= 30", 297)]:
+        df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+        plain = spark.read.parquet(root).where(where)
+        assert summary.files_read == read and summary.files_pruned == 300 - read
+        assert len(explained(df)) <= 2 * len(explained(plain)), explained(df)[:500]
+        rows, scanned = scanned_files(df)
+        assert sorted_rows(rows) == sorted_rows(plain.collect()) and scanned == read
+    df = pes.read(spark, root, "x < 0", stats=stats)
+    assert df.collect() == [] and len(explained(df)) <= 2 * len(explained(plain))
 
 
 def test_spark_written_partition_values_with_special_characters(spark, tmp_path):
@@ -275,6 +299,14 @@ def test_a_dataframe_over_files_is_a_source(spark, lake):
     rows, scanned = scanned_files(out)
     assert sorted_rows(rows) == sorted_rows(base.where(where).collect())
     assert scanned == summary.files_read < summary.files_total
+    # a Column taken from the source DataFrame names its plan: the pruned frame keeps it
+    column = (base["id"] >= 300) & (base["v"] > 0.9)
+    out, summary = pes.read(spark, base, column, stats=stats, order_by=[base["id"].desc()],
+                            return_summary=True)
+    rows, scanned = scanned_files(out)
+    assert sorted_rows(rows) == sorted_rows(base.where(column).collect())
+    assert [r.id for r in rows] == sorted((r.id for r in rows), reverse=True)
+    assert scanned == summary.files_read < summary.files_total
     with pytest.raises(pe.StatsError, match="file sources only"):
         pes.read(spark, spark.range(3), "id > 1", stats=stats)
 
@@ -362,3 +394,4 @@ def test_a_file_uri_is_a_source(spark, tmp_path):
     df, summary = pes.read(spark, uri, "x >= 30", stats=stats, return_summary=True)
     rows, scanned = scanned_files(df)
     assert sorted(r.x for r in rows) == [30, 35] and scanned == summary.files_read == 1
+
