@@ -37,11 +37,13 @@ The contract:
   and listed by Spark (:mod:`prune_engine.spark._checked`).
   :func:`prune_dataframe` equals ``pe.prune`` per container, computed by the executors.
 
-Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read`,
-:func:`count` and :func:`join` log a :class:`PruneSummary` (files before and after, bytes
-skipped, driver time spent pruning) on the ``prune_engine.spark`` logger and return it with
-``return_summary=True``; :func:`files_scanned` reads how many files Spark's scans opened in a
-DataFrame's last run.
+Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI, on classic and
+Connect sessions (:mod:`prune_engine.spark._jobs`); :func:`read`, :func:`count` and
+:func:`join` make a :class:`PruneSummary` (files before and after, bytes skipped, driver time
+spent pruning), log it on the ``prune_engine.spark`` logger, return it with
+``return_summary=True``, and name the jobs they run after it (``count``'s own read
+included); ``with summary.describing(spark):`` names the caller's jobs of the result so.
+:func:`files_scanned` reads how many files Spark's scans opened in a DataFrame's last run.
 
 pyspark (the ``spark`` extra) is imported only when a function here runs, so importing this
 module is cheap::

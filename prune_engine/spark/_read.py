@@ -26,6 +26,11 @@ proven to hold none: always the same rows. With ``order_by`` and ``limit`` it is
 plain Spark's first ``k`` rows (rows that tie on every sort key may be others, as they may
 between two runs of plain Spark). A file the statistics do not know (added after
 collection, or not a ``*.parquet`` name) is never excluded, so it is read.
+
+The :class:`PruneSummary` is logged at INFO on ``prune_engine.spark``, returned with
+``return_summary=True``, and names the Spark jobs prune_engine runs for the call (the Spark
+UI's job description); :meth:`PruneSummary.describing` names the caller's own jobs of the
+result with it.
 """
 
 from __future__ import annotations
@@ -86,10 +91,33 @@ class PruneSummary:
 
     def __str__(self) -> str:
         if self.not_pruned:
+            return self.headline()
+        return f"{self.headline()}, in {self.prune_seconds * 1e3:.0f} ms"
+
+    def headline(self) -> str:
+        """What was pruned, in one line without the time it took (the description of the
+        Spark jobs that read the result)."""
+        if self.not_pruned:
             return f"prune_engine: not pruned: {self.not_pruned}"
         return (f"prune_engine: {self.files_pruned} of {self.files_total} files pruned "
-                f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read, "
-                f"in {self.prune_seconds * 1e3:.0f} ms")
+                f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read")
+
+    def describing(self, spark):
+        """A context manager that names the Spark jobs run inside it with
+        :meth:`headline` (the Spark UI's job description), restoring the previous
+        description after it; on Spark Connect through the session's
+        ``spark.job.description`` setting (:mod:`prune_engine.spark._jobs`).
+
+        Example::
+
+            df, summary = pes.read(spark, "lake/", "id = 42", stats=stats,
+                                   return_summary=True)
+            with summary.describing(spark):
+                rows = df.collect()   # its jobs: "prune_engine: 1997 of 2000 files pruned ..."
+        """
+        from prune_engine.spark._jobs import job_description
+
+        return job_description(spark, self.headline())
 
 
 def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, *,
@@ -122,7 +150,8 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     collected) is skipped with a warning (``"skip"``, the default: plain Spark does not read
     it either), or raises :class:`~prune_engine.StatsError` (``"raise"``). ``return_summary=True`` returns
     ``(DataFrame, PruneSummary)``; the summary is also logged at INFO on
-    ``prune_engine.spark``.
+    ``prune_engine.spark``, and ``with summary.describing(spark):`` names the Spark jobs
+    that read the result after it (the Spark UI's job description).
 
     Example::
 
@@ -212,7 +241,8 @@ def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | No
     summary.files_pruned = len(pruned)
     summary.files_read = summary.files_total - len(pruned)
     summary.bytes_skipped = int(sum(files.sizes[f] for f in pruned))
-    result = kept_frame(base, pruned, files.roots, lineage=lineage)
+    with summary.describing(base.sparkSession):  # Spark may list the kept files in a job
+        result = kept_frame(base, pruned, files.roots, lineage=lineage)
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary

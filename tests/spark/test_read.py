@@ -395,3 +395,60 @@ def test_a_file_uri_is_a_source(spark, tmp_path):
     rows, scanned = scanned_files(df)
     assert sorted(r.x for r in rows) == [30, 35] and scanned == summary.files_read == 1
 
+
+def _jobs_since(classic_spark, first: int) -> list[tuple[int, str | None]]:
+    """``(job id, description)`` of the jobs from id ``first`` on, from Spark's status
+    store (what the Spark UI shows)."""
+    sc = classic_spark._jsc.sc()
+    sc.listenerBus().waitUntilEmpty()
+    jobs = sc.statusStore().jobsList(None)
+    out = []
+    for i in range(jobs.size()):
+        job = jobs.apply(i)
+        if job.jobId() >= first:
+            text = job.description()
+            out.append((job.jobId(), text.get() if text.isDefined() else None))
+    return sorted(out)
+
+
+def _next_job(classic_spark) -> int:
+    jobs = _jobs_since(classic_spark, 0)
+    return jobs[-1][0] + 1 if jobs else 0
+
+
+def test_the_summary_names_the_jobs_that_read_the_result(spark, classic_spark, tmp_path):
+    """Without logging set up, the summary is in the Spark UI: ``count`` names its read
+    after it, ``summary.describing(spark)`` names the caller's jobs of the result, and the
+    caller's own description comes back afterwards."""
+    from prune_engine.spark._session import is_connect
+
+    root = str(tmp_path)
+    _small_lake(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    df, summary = pes.read(spark, root, "x >= 30", stats=stats, return_summary=True)
+    assert summary.headline() == ("prune_engine: 3 of 4 files pruned (0.0 MB skipped), "
+                                  "1 to read")
+    if is_connect(spark):
+        mine = lambda: spark.conf.get("spark.job.description", None)  # noqa: E731
+        spark.conf.set("spark.job.description", "the caller's")
+    else:
+        mine = lambda: spark.sparkContext.getLocalProperty("spark.job.description")  # noqa: E731
+        spark.sparkContext.setJobDescription("the caller's")
+    try:
+        first = _next_job(classic_spark)
+        with summary.describing(spark):
+            assert sorted(r.x for r in df.collect()) == [30, 35]
+        jobs = _jobs_since(classic_spark, first)
+        assert jobs and {d for _, d in jobs} == {summary.headline()}, jobs
+        assert mine() == "the caller's", "the caller's description is restored"
+        first = _next_job(classic_spark)
+        n, counted = pes.count(spark, root, "x = 31", stats=stats, return_summary=True)
+        assert n == 0 and counted.files_read == 1
+        jobs = _jobs_since(classic_spark, first)
+        assert jobs[-1][1] == counted.headline(), "count's read of the kept file"
+        assert mine() == "the caller's"
+    finally:
+        if is_connect(spark):
+            spark.conf.unset("spark.job.description")
+        else:
+            spark.sparkContext.setJobDescription(None)
