@@ -23,9 +23,11 @@ The contract:
   changed, are read (the latter with a warning); a file the statistics name that is gone is
   an error, or skipped with a warning (``missing="skip"``).
 - **What it equals.** :func:`read` equals ``spark.read.format(...).load(source).where(where)``
-  and :func:`join` equals the plain Spark join over the whole fact source, row for row: the
-  skipped files are excluded by a filter Spark applies while listing (they never reach a
-  task), and the ``where`` and the join run as ordinary Spark operations on the rest.
+  and :func:`join` equals the plain Spark join over the whole fact source, row for row: Spark
+  reads the kept files as it reads the source (same format, options, schema and partition
+  columns; :mod:`prune_engine.spark._kept`), so the skipped files never reach a task and
+  ``explain`` prints a plan as short as plain Spark's, and the ``where`` and the join run
+  as ordinary Spark operations on the rest.
   ``read(..., order_by=..., limit=k)`` equals ``....orderBy(...).limit(k)`` up to rows that
   tie on every sort key, reading only the files that can hold the first ``k`` rows
   (:mod:`prune_engine.spark._limit`). :func:`count` equals ``....where(where).count()``,
@@ -35,11 +37,13 @@ The contract:
   and listed by Spark (:mod:`prune_engine.spark._checked`).
   :func:`prune_dataframe` equals ``pe.prune`` per container, computed by the executors.
 
-Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI; :func:`read`,
-:func:`count` and :func:`join` log a :class:`PruneSummary` (files before and after, bytes
-skipped, driver time spent pruning) on the ``prune_engine.spark`` logger and return it with
-``return_summary=True``; :func:`files_scanned` reads how many files Spark's scans opened in a
-DataFrame's last run.
+Every job prune_engine runs is named ``prune_engine: ...`` in the Spark UI, on classic and
+Connect sessions (:mod:`prune_engine.spark._jobs`); :func:`read`, :func:`count` and
+:func:`join` make a :class:`PruneSummary` (files before and after, bytes skipped, driver time
+spent pruning), log it on the ``prune_engine.spark`` logger, return it with
+``return_summary=True``, and name the jobs they run after it (``count``'s own read
+included); ``with summary.describing(spark):`` names the caller's jobs of the result so.
+:func:`files_scanned` reads how many files Spark's scans opened in a DataFrame's last run.
 
 pyspark (the ``spark`` extra) is imported only when a function here runs, so importing this
 module is cheap::

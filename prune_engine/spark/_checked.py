@@ -42,8 +42,8 @@ Missing = Literal["raise", "skip"]
 class CheckedFiles:
     """The distinct files of a statistics table (``keys``, file keys, in the order first
     named; ``index``: each container's file), as the source has them now: ``inside`` its
-    roots, ``gone`` and ``changed`` (keys), the ``sizes`` of those there, and ``listed``, how
-    many files Spark lists for the source."""
+    roots, ``gone`` and ``changed`` (keys), the ``sizes`` of those there, ``listed``, how
+    many files Spark lists for the source, and its ``roots`` (keys)."""
 
     keys: list[str]
     index: np.ndarray
@@ -52,6 +52,7 @@ class CheckedFiles:
     changed: set[str] = field(default_factory=set)
     sizes: dict[str, int] = field(default_factory=dict)
     listed: int = 0
+    roots: list[str] = field(default_factory=list)
 
     def kept(self, mask: np.ndarray) -> np.ndarray:
         """Per file: whether ``mask`` keeps any of its containers."""
@@ -91,7 +92,7 @@ def check_files(base, stats: StatsTable, missing: Missing = "skip") -> CheckedFi
     prefixes = tuple(r if r.endswith("/") else r + "/" for r in roots)
     exact = set(roots)
     inside = np.array([k in exact or k.startswith(prefixes) for k in keys], dtype=bool)
-    checked = CheckedFiles(keys, index, inside, listed=listed)
+    checked = CheckedFiles(keys, index, inside, listed=listed, roots=list(roots))
     ours = [k for k, i in zip(keys, inside) if i]
     now = identities(ours)
     checked.gone = [k for k in ours if now[k] is None]

@@ -30,8 +30,8 @@ import pyarrow as pa
 from prune_engine.errors import PruneEngineError
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._checked import Missing, check_files
-from prune_engine.spark._jobs import job_description
-from prune_engine.spark._read import PruneSummary, prune_files, statistics, where_predicate
+from prune_engine.spark._read import (PruneSummary, names_source, prune_files, statistics,
+                                     where_predicate)
 from prune_engine.spark._source import source_frame
 
 
@@ -77,11 +77,11 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
                                "statistics is not exact")
     summary.from_statistics = int(counted.values["COUNT(*)"])
     frame, summary = prune_files(base, stats, expr, files, keep=~answered, started=started,
-                                 summary=summary)
+                                 summary=summary, lineage=names_source(source, where))
     rows = 0
     if summary.files_read:
         filtered = frame if where is None else frame.where(where)
-        with job_description(spark, "prune_engine: count the rows of the files to read"):
+        with summary.describing(spark):
             rows = filtered.count()
     total = summary.from_statistics + rows
     return (total, summary) if return_summary else total

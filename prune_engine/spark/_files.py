@@ -30,6 +30,8 @@ from urllib.parse import unquote, urlsplit
 
 #: runs of characters java.net.URI may quote in a path (all but the ASCII it leaves alone)
 _MAYBE_QUOTED = re.compile(r"[^A-Za-z0-9_\-!.~'()*,;:$&+=/@]+")
+#: the characters Hadoop's glob patterns give a meaning (GlobPattern)
+_GLOB = re.compile(r"[\\\[\]{}*?]")
 #: Unicode categories java.net.URI quotes outside ASCII (space and control characters)
 _QUOTED_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc"})
 
@@ -66,6 +68,22 @@ def spark_file_path(key: str) -> str:
         parts = urlsplit(key)
         return f"{parts.scheme}://{parts.netloc}{_quote(unquote(parts.path))}"
     return "file:" + _quote(key)
+
+
+def hadoop_path(key: str, *, literal: bool = False) -> str:
+    """The path Hadoop's ``Path(String)`` reads as the file with key ``key``: the key with
+    its scheme (``file:`` for a local file), not percent-encoded (Hadoop quotes it).
+    ``literal=True``: for a path Spark globs (a path given to ``load``), the glob
+    characters ``\\ [ ] { } * ?`` escaped with a backslash, so that the pattern matches the
+    file itself (a path without them is not globbed at all).
+
+    >>> hadoop_path("/data/p=a b/f%[1].parquet")
+    'file:/data/p=a b/f%[1].parquet'
+    >>> print(hadoop_path("/data/p=a b/f%[1].parquet", literal=True))
+    file:/data/p=a b/f%\\[1\\].parquet
+    """
+    path = key if "://" in key else "file:" + key
+    return _GLOB.sub(r"\\\g<0>", path) if literal else path
 
 
 def identities(keys: list[str]) -> dict[str, tuple[int, ...] | None]:

@@ -1,9 +1,12 @@
 """What prune_engine's Spark jobs share: their name in the Spark UI, and numba's cache.
 
-Every job prune_engine runs on a classic session carries a job description
-(``prune_engine: ...``) for the time it runs; the caller's description is restored
-afterwards. A Spark Connect client cannot set job descriptions (the server names its jobs
-after the operation), so there the jobs run unnamed.
+Every job prune_engine runs carries a job description (``prune_engine: ...``, the Spark UI's
+"Description" column) for the time it runs; the caller's description is restored
+afterwards. On a classic session it is the thread's ``spark.job.description`` local
+property (``SparkContext.setJobDescription``). A Spark Connect client has no local
+properties, but the server takes the session's ``spark.job.description`` setting as the
+description of the jobs it runs (else it names them after the plan): so there it is set
+in the session's settings, and names the session's jobs from every thread while it is set.
 
 The executors' Python workers compile the numba kernels on first use, like any process. They
 share the driver's on-disk cache (``NUMBA_CACHE_DIR``, or numba's default next to the
@@ -19,11 +22,21 @@ import os
 from prune_engine.spark._session import is_connect
 
 
+#: the local property (classic) and the session setting (Connect) Spark names jobs by
+DESCRIPTION = "spark.job.description"
+
+
 @contextlib.contextmanager
 def job_description(spark, text: str):
-    """Name the Spark jobs run inside the block (Spark UI, event log; classic sessions)."""
+    """Name the Spark jobs run inside the block (Spark UI, event log; see the module doc)."""
     if is_connect(spark):
-        yield
+        conf = spark.conf
+        before = conf.get(DESCRIPTION, None)
+        conf.set(DESCRIPTION, text)
+        try:
+            yield
+        finally:
+            conf.unset(DESCRIPTION) if before is None else conf.set(DESCRIPTION, before)
         return
     sc = spark.sparkContext
     before = sc.getLocalProperty("spark.job.description")

@@ -304,7 +304,7 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
     """
     from prune_engine.spark._catalyst import predicate
     from prune_engine.spark._checked import check_files
-    from prune_engine.spark._read import PruneSummary, prune_files, statistics
+    from prune_engine.spark._read import PruneSummary, names_source, prune_files, statistics
     from prune_engine.spark._source import source_frame
 
     kind = how.lower().replace("_", "")
@@ -340,14 +340,13 @@ def join(spark, fact_source, dim_df, on, how: str = "inner", *, fact_stats=None,
         files = check_files(fact, fact_stats, missing)
         fact, summary = prune_files(fact, fact_stats, expr, files,
                                     keep=keys.bloom_keep(fact_stats), started=started,
-                                    summary=summary)
+                                    summary=summary,
+                                    lineage=names_source(fact_source, where))
     if where is not None:
         fact = fact.where(where)
     if _by_name(on):  # Spark's join(other, "k"): one k column in the result
         result = fact.join(dim_df, [f for f, _ in pairs], how)
-    elif is_column(on):
-        result = fact.join(dim_df, on, how)
-    else:
+    else:  # a Column condition is its equalities: rebuilt on the pruned fact frame
         condition = functools.reduce(operator.and_, [fact[f] == dim_df[d] for f, d in pairs])
         result = fact.join(dim_df, condition, how)
     return (result, summary) if return_summary else result

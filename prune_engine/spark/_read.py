@@ -13,9 +13,12 @@ What happens, all on the driver before Spark plans the scan:
    warning; a file the statistics name that is gone holds no rows of the source as it is
    now, so it is skipped, with a warning, as plain Spark skips it; ``missing="raise"`` makes
    it an error instead; :mod:`prune_engine.spark._checked`);
-4. the pruned files are excluded with a filter on Spark's ``_metadata.file_path``, which
-   Spark applies while it lists the files, so they never reach a task; then ``where``,
-   ``order_by`` and ``limit`` are applied as ordinary Spark operations.
+4. Spark gets the source without the pruned files: a read of the kept files in the source's
+   format, options and schema (:mod:`prune_engine.spark._kept`: its plan, and so
+   ``df.explain()``, is as short as plain Spark's however many files are pruned), or where
+   that read cannot be built as Spark built the source, a filter on ``_metadata.file_path``
+   that Spark applies while listing; either way the pruned files never reach a task. Then
+   ``where``, ``order_by`` and ``limit`` are applied as ordinary Spark operations.
 
 So the result is ``spark.read.format(...).load(source).where(where)`` minus the rows of files
 proven to hold none: always the same rows. With ``order_by`` and ``limit`` it is
@@ -24,14 +27,10 @@ plain Spark's first ``k`` rows (rows that tie on every sort key may be others, a
 between two runs of plain Spark). A file the statistics do not know (added after
 collection, or not a ``*.parquet`` name) is never excluded, so it is read.
 
-Why a ``NOT IN`` on ``_metadata.file_path`` rather than handing Spark the list of kept files:
-it needs no second listing (Spark lists the source once), keeps the schema and partition
-columns exactly those of the whole source, never interprets a path as a glob, and only ever
-excludes files it names, so a file Spark sees that the statistics do not is read. The set of
-pruned paths reaches the JVM as one string and becomes an ``INSET`` (a hash lookup per file
-while listing); measured on 2,000 files with 1,980 pruned: about 0.3 s of planning and 0.1 s
-of listing, against 0.5 s of listing for a literal array and 2 to 5 s to build the same
-``isin`` from Python literals one by one.
+The :class:`PruneSummary` is logged at INFO on ``prune_engine.spark``, returned with
+``return_summary=True``, and names the Spark jobs prune_engine runs for the call (the Spark
+UI's job description); :meth:`PruneSummary.describing` names the caller's own jobs of the
+result with it.
 """
 
 from __future__ import annotations
@@ -48,16 +47,13 @@ import pyarrow as pa
 from prune_engine.expr import nodes as n
 from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.spark._checked import CheckedFiles, Missing, check_files
-from prune_engine.spark._files import spark_file_path
-from prune_engine.spark._session import functions, is_connect
-from prune_engine.spark._source import source_frame
+from prune_engine.spark._kept import kept_frame
+from prune_engine.spark._source import is_dataframe, source_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
 log = logging.getLogger("prune_engine.spark")
-
-_SEP = "\u0000"
 
 
 @dataclass
@@ -95,10 +91,33 @@ class PruneSummary:
 
     def __str__(self) -> str:
         if self.not_pruned:
+            return self.headline()
+        return f"{self.headline()}, in {self.prune_seconds * 1e3:.0f} ms"
+
+    def headline(self) -> str:
+        """What was pruned, in one line without the time it took (the description of the
+        Spark jobs that read the result)."""
+        if self.not_pruned:
             return f"prune_engine: not pruned: {self.not_pruned}"
         return (f"prune_engine: {self.files_pruned} of {self.files_total} files pruned "
-                f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read, "
-                f"in {self.prune_seconds * 1e3:.0f} ms")
+                f"({self.bytes_skipped / 1e6:.1f} MB skipped), {self.files_read} to read")
+
+    def describing(self, spark):
+        """A context manager that names the Spark jobs run inside it with
+        :meth:`headline` (the Spark UI's job description), restoring the previous
+        description after it; on Spark Connect through the session's
+        ``spark.job.description`` setting (:mod:`prune_engine.spark._jobs`).
+
+        Example::
+
+            df, summary = pes.read(spark, "lake/", "id = 42", stats=stats,
+                                   return_summary=True)
+            with summary.describing(spark):
+                rows = df.collect()   # its jobs: "prune_engine: 1997 of 2000 files pruned ..."
+        """
+        from prune_engine.spark._jobs import job_description
+
+        return job_description(spark, self.headline())
 
 
 def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, *,
@@ -131,7 +150,8 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     collected) is skipped with a warning (``"skip"``, the default: plain Spark does not read
     it either), or raises :class:`~prune_engine.StatsError` (``"raise"``). ``return_summary=True`` returns
     ``(DataFrame, PruneSummary)``; the summary is also logged at INFO on
-    ``prune_engine.spark``.
+    ``prune_engine.spark``, and ``with summary.describing(spark):`` names the Spark jobs
+    that read the result after it (the Spark UI's job description).
 
     Example::
 
@@ -156,13 +176,24 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     if limit is not None:
         keep, summary.limit = limit_keep(base, stats, expr, items, limit, files)
     pruned, summary = prune_files(base, stats, expr, files, keep=keep, started=started,
-                                  summary=summary)
+                                  summary=summary,
+                                  lineage=names_source(source, where, order_by))
     result = pruned if where is None else pruned.where(where)
     if items:
         result = result.orderBy(*[i.column for i in items])
     if limit is not None:
         result = result.limit(limit)
     return (result, summary) if return_summary else result
+
+
+def names_source(source, *columns) -> bool:
+    """Whether the caller's Columns may name the source DataFrame itself (so the pruned
+    frame must keep its plan): the source is a DataFrame and some of ``columns`` (or of a
+    list among them) is a Column."""
+    from prune_engine.spark._condition import is_column
+
+    flat = [c for x in columns for c in (x if isinstance(x, (list, tuple)) else [x])]
+    return is_dataframe(source) and any(is_column(c) for c in flat)
 
 
 def statistics(spark, source, stats, summary: PruneSummary) -> StatsTable:
@@ -185,11 +216,13 @@ def where_predicate(base, where, stats) -> n.Expr:
 
 
 def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | None = None,
-                started: float | None = None, summary: PruneSummary | None = None):
+                started: float | None = None, summary: PruneSummary | None = None,
+                lineage: bool = False):
     """``base`` without the files whose containers ``expr`` prunes (and, when given, ``keep``
     does not keep), as ``(DataFrame, PruneSummary)``; ``files``: the statistics' files as
-    :func:`~prune_engine.spark._checked.check_files` found them. The shared last step of
-    ``read``, ``join`` and ``count``."""
+    :func:`~prune_engine.spark._checked.check_files` found them; ``lineage``: the caller's
+    Columns name ``base`` itself (:func:`~prune_engine.spark._kept.kept_frame`). The shared
+    last step of ``read``, ``join`` and ``count``."""
     import prune_engine as pe
 
     started = time.perf_counter() if started is None else started
@@ -208,28 +241,8 @@ def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | No
     summary.files_pruned = len(pruned)
     summary.files_read = summary.files_total - len(pruned)
     summary.bytes_skipped = int(sum(files.sizes[f] for f in pruned))
-    result = _exclude(base, pruned) if pruned else base
+    with summary.describing(base.sparkSession):  # Spark may list the kept files in a job
+        result = kept_frame(base, pruned, files.roots, lineage=lineage)
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary
-
-
-def _exclude(base, pruned: list[str]):
-    """``base`` without the files ``pruned`` (keys), as a ``NOT INSET`` on
-    ``_metadata.file_path``: built in the JVM from one string (classic), or sent as one
-    ``isin`` of string literals (Connect: one plan message, however many)."""
-    column = _file_path_column(base)
-    if is_connect(base):
-        return base.where(~column.isin([spark_file_path(f) for f in pruned]))
-    jvm = base.sparkSession._jvm
-    text = _SEP.join(spark_file_path(f) for f in pruned)
-    values = jvm.java.util.regex.Pattern.compile(_SEP).splitAsStream(text) \
-        .collect(jvm.java.util.stream.Collectors.toList())
-    inside = type(column)(column._jc.isInCollection(values))
-    return base.where(~inside)
-
-
-def _file_path_column(df):
-    if hasattr(df, "metadataColumn"):
-        return df.metadataColumn("_metadata")["file_path"]
-    return functions(df).col("_metadata.file_path")

@@ -71,18 +71,23 @@ def listing(df) -> tuple[int, list[str]]:
 
 
 def listed_files(df) -> set[str]:
-    """The files Spark lists for a DataFrame read from files (file keys). On a classic
-    session the list crosses from the JVM as one string (Scala 2.13), else file by file."""
+    """The files Spark lists for a DataFrame read from files (file keys)."""
+    return {file_key(p) for p in listed_uris(df)}
+
+
+def listed_uris(df) -> list[str]:
+    """The files Spark lists for a DataFrame read from files, as Spark names them (URIs). On
+    a classic session the list crosses from the JVM as one string (Scala 2.13), else file by
+    file."""
     if is_connect(df):
-        return {file_key(p) for p in df.inputFiles()}
+        return list(df.inputFiles())
     files = df._jdf.inputFiles()
     try:
         seq = df.sparkSession._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(files)
         text = seq.mkString(_SEP)
-        names = text.split(_SEP) if len(files) else []
+        return text.split(_SEP) if len(files) else []
     except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5): one py4j call per file
-        names = list(files)
-    return {file_key(p) for p in names}
+        return list(files)
 
 
 def file_relation(df):

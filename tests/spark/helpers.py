@@ -22,6 +22,17 @@ def scanned_files(df) -> tuple[list, int]:
     return rows, pes.files_scanned(df)
 
 
+def explained(df) -> str:
+    """What ``df.explain()`` prints (classic and Connect)."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        df.explain()
+    return out.getvalue()
+
+
 def matching_files(spark, source, where, fmt: str = "parquet") -> set[str]:
     """The files (as file keys) holding at least one row that plain Spark returns."""
     from prune_engine.spark._files import file_key

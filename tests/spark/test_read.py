@@ -16,7 +16,8 @@ import pytest
 
 import prune_engine as pe
 import prune_engine.spark as pes
-from tests.spark.helpers import arrow_frame, matching_files, scanned_files, sorted_rows, write
+from tests.spark.helpers import (arrow_frame, explained, matching_files, scanned_files,
+                                 sorted_rows, write)
 
 pytestmark = pytest.mark.spark
 
@@ -100,6 +101,7 @@ def test_read_equals_plain_spark_and_scans_only_kept_files(spark, lake, where):
     assert df.columns == plain.columns, "partition columns survive, in Spark's order"
     assert scanned == summary.files_read, "Spark opened exactly the kept files"
     assert summary.files_total == plain_scanned == summary.files_read + summary.files_pruned
+    assert len(explained(df)) <= 2 * len(explained(plain)), "the plan names no pruned file"
 
 
 @pytest.mark.parametrize("how", ["inner", "left_semi"])
@@ -114,7 +116,9 @@ def test_join_equals_plain_spark_on_the_lake(spark, lake, how):
         df, summary = pes.join(spark, root, dim, [("id", "key")], how, fact_stats=stats,
                                return_summary=True)
         rows, scanned = scanned_files(df)
-        plain_rows = plain_source.join(dim, plain_source["id"] == dim["key"], how).collect()
+        plain = plain_source.join(dim, plain_source["id"] == dim["key"], how)
+        plain_rows = plain.collect()
+        assert len(explained(df)) <= 2 * len(explained(plain)), "the plan names no pruned file"
     finally:
         spark.conf.unset("spark.sql.adaptive.enabled")
     assert sorted_rows(rows) == sorted_rows(plain_rows)
@@ -133,7 +137,8 @@ def test_paths_with_spaces_percent_equals_and_non_ascii(spark, tmp_path):
     """Spark writes URL-encoded ``_metadata.file_path``; the files excluded must be exactly
     the ones Spark would have opened, or pruning would do nothing (or worse)."""
     root = str(tmp_path / "lake dir")
-    names = ["a b", "x%y", "k=v", "é-ü", "#hash", "50%=ö ÿ", "plain", "tab\tq", "?[]{}"]
+    names = ["a b", "x%y", "k=v", "é-ü", "#hash", "50%=ö ÿ", "plain", "tab\tq", "?[]{}",
+             "*\\,%20"]
     for i, value in enumerate(names):
         folder = os.path.join(root, f"p={value}")
         write(os.path.join(folder, f"f {i} {value}.parquet"), pa.table({"i": [i * 10, i * 10 + 5]}))
@@ -141,8 +146,29 @@ def test_paths_with_spaces_percent_equals_and_non_ascii(spark, tmp_path):
     for where in ["i = 30", "i > 52", f"p = '{names[5]}'", "p LIKE 'a%'", "p = 'tab\tq'"]:
         df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
         rows, scanned = scanned_files(df)
-        assert sorted_rows(rows) == sorted_rows(spark.read.parquet(root).where(where).collect())
+        plain = spark.read.parquet(root).where(where)
+        assert sorted_rows(rows) == sorted_rows(plain.collect())
         assert scanned == summary.files_read == len(matching_files(spark, root, where)), where
+        assert len(explained(df)) <= 2 * len(explained(plain)), "read as paths, not patterns"
+
+
+def test_explain_is_as_short_as_plain_sparks_however_many_files_are_pruned(spark, tmp_path):
+    """The plan holds Spark's file index of the kept files, not a list of the pruned ones:
+    ``explain`` prints within 2x of plain Spark's whether 3 or 297 of 300 files are kept
+    (it printed every pruned path, 100 characters each)."""
+    root = str(tmp_path / "many")
+    for k in range(300):
+        write(os.path.join(root, f"part-{k:04d}.parquet"), pa.table({"x": [k * 10, k * 10 + 9]}))
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    for where, read in [("x < 30", 3), ("x >= 30", 297)]:
+        df, summary = pes.read(spark, root, where, stats=stats, return_summary=True)
+        plain = spark.read.parquet(root).where(where)
+        assert summary.files_read == read and summary.files_pruned == 300 - read
+        assert len(explained(df)) <= 2 * len(explained(plain)), explained(df)[:500]
+        rows, scanned = scanned_files(df)
+        assert sorted_rows(rows) == sorted_rows(plain.collect()) and scanned == read
+    df = pes.read(spark, root, "x < 0", stats=stats)
+    assert df.collect() == [] and len(explained(df)) <= 2 * len(explained(plain))
 
 
 def test_spark_written_partition_values_with_special_characters(spark, tmp_path):
@@ -249,6 +275,8 @@ def _table_name(spark, stem: str) -> str:
 def test_a_catalog_table_is_a_source(spark, partitioned):
     """``"db.table"`` of the session catalog: statistics collected from the table's files,
     the same rows as ``spark.table(name).where(...)``, only the kept files scanned."""
+    from prune_engine.spark._session import is_connect
+
     name = _table_name(spark, f"sales_{'p' if partitioned else 'f'}")
     spark.sql("CREATE DATABASE IF NOT EXISTS pe_db")
     df = spark.range(80).selectExpr("id AS x", "CAST(id % 2 AS INT) AS g", "id * 0.5 AS v") \
@@ -260,8 +288,11 @@ def test_a_catalog_table_is_a_source(spark, partitioned):
     for where in ["x < 5", "x >= 60 AND g = 1", "v = 10.0"]:
         out, summary = pes.read(spark, f"pe_db.{name}", where, stats=stats, return_summary=True)
         rows, scanned = scanned_files(out)
-        assert sorted_rows(rows) == sorted_rows(spark.table(f"pe_db.{name}").where(where).collect())
+        plain = spark.table(f"pe_db.{name}").where(where)
+        assert sorted_rows(rows) == sorted_rows(plain.collect())
         assert scanned == summary.files_read < summary.files_total, where
+        if not is_connect(spark):  # a Connect client cannot see a table's format: filtered
+            assert len(explained(out)) <= 2 * len(explained(plain)), where
     out, summary = pes.read(spark, f"pe_db.{name}", "x < 5", return_summary=True)
     assert sorted(r.x for r in out.collect()) == list(range(5)), "statistics collected now"
     assert summary.files_read < summary.files_total
@@ -274,6 +305,14 @@ def test_a_dataframe_over_files_is_a_source(spark, lake):
     out, summary = pes.read(spark, base, where, stats=stats, return_summary=True)
     rows, scanned = scanned_files(out)
     assert sorted_rows(rows) == sorted_rows(base.where(where).collect())
+    assert scanned == summary.files_read < summary.files_total
+    # a Column taken from the source DataFrame names its plan: the pruned frame keeps it
+    column = (base["id"] >= 300) & (base["v"] > 0.9)
+    out, summary = pes.read(spark, base, column, stats=stats, order_by=[base["id"].desc()],
+                            return_summary=True)
+    rows, scanned = scanned_files(out)
+    assert sorted_rows(rows) == sorted_rows(base.where(column).collect())
+    assert [r.id for r in rows] == sorted((r.id for r in rows), reverse=True)
     assert scanned == summary.files_read < summary.files_total
     with pytest.raises(pe.StatsError, match="file sources only"):
         pes.read(spark, spark.range(3), "id > 1", stats=stats)
@@ -362,3 +401,61 @@ def test_a_file_uri_is_a_source(spark, tmp_path):
     df, summary = pes.read(spark, uri, "x >= 30", stats=stats, return_summary=True)
     rows, scanned = scanned_files(df)
     assert sorted(r.x for r in rows) == [30, 35] and scanned == summary.files_read == 1
+
+
+def _jobs_since(classic_spark, first: int) -> list[tuple[int, str | None]]:
+    """``(job id, description)`` of the jobs from id ``first`` on, from Spark's status
+    store (what the Spark UI shows)."""
+    sc = classic_spark._jsc.sc()
+    sc.listenerBus().waitUntilEmpty()
+    jobs = sc.statusStore().jobsList(None)
+    out = []
+    for i in range(jobs.size()):
+        job = jobs.apply(i)
+        if job.jobId() >= first:
+            text = job.description()
+            out.append((job.jobId(), text.get() if text.isDefined() else None))
+    return sorted(out)
+
+
+def _next_job(classic_spark) -> int:
+    jobs = _jobs_since(classic_spark, 0)
+    return jobs[-1][0] + 1 if jobs else 0
+
+
+def test_the_summary_names_the_jobs_that_read_the_result(spark, classic_spark, tmp_path):
+    """Without logging set up, the summary is in the Spark UI: ``count`` names its read
+    after it, ``summary.describing(spark)`` names the caller's jobs of the result, and the
+    caller's own description comes back afterwards."""
+    from prune_engine.spark._session import is_connect
+
+    root = str(tmp_path)
+    _small_lake(root)
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    df, summary = pes.read(spark, root, "x >= 30", stats=stats, return_summary=True)
+    assert summary.headline() == ("prune_engine: 3 of 4 files pruned (0.0 MB skipped), "
+                                  "1 to read")
+    if is_connect(spark):
+        mine = lambda: spark.conf.get("spark.job.description", None)  # noqa: E731
+        spark.conf.set("spark.job.description", "the caller's")
+    else:
+        mine = lambda: spark.sparkContext.getLocalProperty("spark.job.description")  # noqa: E731
+        spark.sparkContext.setJobDescription("the caller's")
+    try:
+        first = _next_job(classic_spark)
+        with summary.describing(spark):
+            assert sorted(r.x for r in df.collect()) == [30, 35]
+        jobs = _jobs_since(classic_spark, first)
+        assert jobs and {d for _, d in jobs} == {summary.headline()}, jobs
+        assert mine() == "the caller's", "the caller's description is restored"
+        first = _next_job(classic_spark)
+        n, counted = pes.count(spark, root, "x = 31", stats=stats, return_summary=True)
+        assert n == 0 and counted.files_read == 1
+        jobs = _jobs_since(classic_spark, first)
+        assert jobs[-1][1] == counted.headline(), "count's read of the kept file"
+        assert mine() == "the caller's"
+    finally:
+        if is_connect(spark):
+            spark.conf.unset("spark.job.description")
+        else:
+            spark.sparkContext.setJobDescription(None)
