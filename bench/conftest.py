@@ -8,6 +8,12 @@ options.
 
 ``--bench-sizes=1k,100k`` restricts the sizes (e.g. for a quick look); ``--bench-rounds=1``
 caps the fixed round counts of the suites' slow benchmarks (``bench/run.py --quick`` uses both).
+
+Fresh processes (first calls, a Spark session's new Python workers) import their modules from
+compiled bytecode, as in an environment pip installed (it compiles ``.pyc`` files at install):
+the session starts by compiling what they import (:func:`first_call.compile_bytecode`), so that
+an installer that leaves bytecode out, or ``PYTHONDONTWRITEBYTECODE``, does not add the
+compilation of every imported module (about a second) to their times.
 """
 
 from __future__ import annotations
@@ -27,6 +33,13 @@ def pytest_addoption(parser):
                      help="comma-separated container counts to benchmark, from 1k, 10k, 100k, 1M")
     parser.addoption("--bench-rounds", type=int, default=None,
                      help="at most this many timed rounds where a suite fixes its own count")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bytecode():
+    from first_call import compile_bytecode
+
+    compile_bytecode()
 
 
 @pytest.fixture

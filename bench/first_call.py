@@ -13,6 +13,24 @@ import sys
 from pathlib import Path
 
 
+#: the packages a fresh process of the benchmarks imports
+IMPORTED = ("prune_engine", "pyarrow", "numpy", "pandas", "numba", "llvmlite", "pyspark", "py4j",
+            "cloudpickle", "sqlglot", "duckdb")
+
+
+def compile_bytecode() -> None:
+    """Compile the ``.pyc`` files of :data:`IMPORTED` where they are missing (as pip does at
+    install), so that a fresh process does not compile their sources on import."""
+    import compileall
+    import importlib.util
+
+    for name in IMPORTED:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                compileall.compile_dir(folder, quiet=2, workers=0)
+
+
 def run_fresh(code: str, cache_dir: str, *args: str, env: dict | None = None) -> str:
     """Run ``code`` (with ``args`` as ``sys.argv[1:]``) in a fresh interpreter whose numba cache
     is ``cache_dir`` (and with ``env`` added to its environment); the last line it prints."""
