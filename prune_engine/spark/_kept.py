@@ -24,8 +24,10 @@ which Columns of the caller still resolve:
   The result must have exactly the source's schema, or the next form is used.
 - **A filter on** ``_metadata.file_path`` (``NOT INSET`` of the pruned files, which Spark
   applies while listing): used when the read above cannot be built as Spark built the
-  source (a Connect table, whose format and options the client cannot see; partition
-  columns under several roots with no ``basePath``; a schema that comes out different),
+  source (a table that is not plain files of a built-in format, or whose storage properties
+  ``DESCRIBE TABLE EXTENDED`` does not give back unambiguously, which is all a Connect client
+  can ask; partition columns under several roots with no ``basePath``; a schema that comes
+  out different),
   and when the caller's Columns must resolve against the source DataFrame itself (a
   DataFrame source with a Column ``where`` or ``order_by``: a Column taken from a
   DataFrame names that DataFrame's plan). The plan prints every pruned path.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 
 from prune_engine.spark._files import hadoop_path
 from prune_engine.spark._session import functions, is_connect
@@ -101,11 +104,13 @@ def _reread(base, listed: list[str], kept: list[str], roots: list[str]):
 
 def reader_of(df) -> tuple[str, dict[str, str]] | None:
     """The format and options Spark reads ``df``'s files with (without their paths), or
-    None when they cannot be known (a table over Spark Connect)."""
+    None when they cannot be known (a table of another provider, see :func:`_table_reader`)."""
     if is_connect(df):
         plan = df._plan
-        while plan is not None and type(plan).__name__ != "DataSource":
+        while plan is not None and type(plan).__name__ not in ("DataSource", "Read"):
             plan = getattr(plan, "_child", None)
+        if plan is not None and type(plan).__name__ == "Read":
+            return _table_reader(df.sparkSession, plan.table_name)
         if plan is None or not getattr(plan, "_format", None):
             return None
         options = dict(getattr(plan, "_options", None) or {})
@@ -120,6 +125,48 @@ def reader_of(df) -> tuple[str, dict[str, str]] | None:
         format = str(file_format.getClass().getName())
     options = _java_map(df.sparkSession, relation.options())
     return format, {k: v for k, v in options.items() if k.lower() not in _PATH_OPTIONS}
+
+
+#: the file formats whose table is its files (a Delta or Hive table is more than its files)
+_FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text"})
+_PROPERTY = re.compile(r"([A-Za-z0-9_.]+)=([^,=\[\]]*)")
+
+
+def _table_reader(spark, name: str) -> tuple[str, dict[str, str]] | None:
+    """The format and options of a catalog table of files, from ``DESCRIBE TABLE EXTENDED``
+    (what a Connect client can ask), or None: another provider, or storage properties that
+    do not read back unambiguously (``[k=v, ...]``).
+
+    >>> _properties("[compression=zstd, mergeSchema=true]")
+    {'compression': 'zstd', 'mergeSchema': 'true'}
+    >>> _properties("[sep=,]") is None
+    True
+    """
+    detailed, info = False, {}
+    for row in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect():
+        if row[0] == "# Detailed Table Information":
+            detailed = True
+        elif detailed and row[0]:
+            info[row[0]] = row[1]
+    provider = (info.get("Provider") or "").lower()
+    options = _properties(info.get("Storage Properties") or "")
+    if provider not in _FILE_FORMATS or options is None:
+        return None
+    return provider, options
+
+
+def _properties(text: str) -> dict[str, str] | None:
+    """``[k=v, k2=v2]`` as a dict; None where a value could hide a comma or an ``=``."""
+    inner = text.strip()
+    if not inner:
+        return {}
+    if not (inner.startswith("[") and inner.endswith("]")):
+        return None
+    inner = inner[1:-1]
+    pairs = _PROPERTY.findall(inner)
+    if ", ".join(f"{k}={v}" for k, v in pairs) != inner:
+        return None
+    return dict(pairs)
 
 
 def _java_map(spark, scala_map) -> dict[str, str]:
