@@ -147,7 +147,7 @@ def _parallelism(spark) -> int:
     return int(spark.conf.get("spark.default.parallelism", None) or 8)
 
 
-def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None, filesystems: dict,
+def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None, filesystems: list,
                 slices: list[str] | None = None):
     """The function each task runs: its slices' statistics as Arrow IPC bytes (or the
     :class:`StatsError` a slice met, for the driver to raise). The slices' files come in the
@@ -157,8 +157,8 @@ def _slice_task(types: pa.Schema, options: dict, cache_dir: str | None, filesyst
         from prune_engine.stats.filesystems import register
 
         use_numba_cache(cache_dir)
-        for prefix, filesystem in filesystems.items():
-            register(prefix, filesystem)
+        for location in filesystems:
+            register(location.prefix, location.filesystem, location.root)
         for batch in batches:
             numbers = batch.column("slice").to_pylist()
             texts = [slices[k] for k in numbers] if slices is not None else \

@@ -49,7 +49,7 @@ def session_filesystems(spark, names) -> dict:
             import pyarrow.fs as pafs
 
             out[prefix] = pafs.S3FileSystem(**options)
-            register(prefix, out[prefix])
+            register(prefix, out[prefix], root=f"{parts.netloc}/")
     return out
 
 

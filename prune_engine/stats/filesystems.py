@@ -32,18 +32,31 @@ from prune_engine.errors import StatsError
 
 @dataclass(frozen=True)
 class Location:
-    """A pyarrow filesystem and the prefix that turns its paths into the files' names."""
+    """A pyarrow filesystem, and how its paths and the files' names (URIs) map: a name is
+    ``prefix`` then the path without its ``root`` (``s3://`` + ``bucket/lake/f.parquet``; Azure
+    names the container in the authority: ``abfss://c@account.dfs.core.windows.net/`` +
+    ``lake/f.parquet`` for the path ``c/lake/f.parquet``, root ``c/``).
+
+    >>> azure = Location(None, "abfss://c@a.dfs.core.windows.net/", "c/")
+    >>> azure.name("c/lake/f.parquet"), azure.path("abfss://c@a.dfs.core.windows.net/lake")
+    ('abfss://c@a.dfs.core.windows.net/lake/f.parquet', 'c/lake')
+    """
 
     filesystem: Any
     prefix: str = ""
+    root: str = ""
 
     def name(self, path: str) -> str:
         """The file's name (its URI) from its path on the filesystem."""
-        return self.prefix + path
+        if self.root and path.rstrip("/") + "/" == self.root:
+            return self.prefix  # the root itself (a container)
+        return self.prefix + (path[len(self.root):] if path.startswith(self.root) else path)
 
     def path(self, name: str) -> str:
         """The file's path on the filesystem from its name."""
-        return name[len(self.prefix):] if self.prefix and name.startswith(self.prefix) else name
+        if self.prefix and name.startswith(self.prefix):
+            return self.root + name[len(self.prefix):]
+        return name
 
 
 def as_pyarrow(filesystem):
@@ -87,8 +100,7 @@ def resolve(source, filesystem=None) -> tuple[Location | None, Any]:
         parts = urlsplit(text)
         key = (parts.scheme, parts.netloc, parts.query)
         if key in known:
-            base = text.split("?", 1)[0]
-            resolved.append((known[key], base[len(known[key].prefix):]))
+            resolved.append((known[key], known[key].path(text.split("?", 1)[0])))
         else:
             resolved.append(_from_uri(text))
             known[key] = resolved[-1][0]
@@ -103,27 +115,27 @@ def resolve(source, filesystem=None) -> tuple[Location | None, Any]:
 #: Hadoop's names of schemes pyarrow knows by another (a file keeps the name it was given)
 _ALIASES = {"s3a": "s3", "s3n": "s3"}
 
-#: filesystems registered for the URIs under a prefix (``s3a://bucket/``): see :func:`register`
-_REGISTERED: dict[str, Any] = {}
+#: the Locations registered for the URIs under a prefix (``s3a://bucket/``): :func:`register`
+_REGISTERED: dict[str, Location] = {}
 
 
-def register(prefix: str, filesystem) -> None:
+def register(prefix: str, filesystem, root: str = "") -> None:
     """Read the URIs under ``prefix`` (``scheme://authority/``) with ``filesystem`` (pyarrow or
-    fsspec) in this process, instead of the one ``from_uri`` would build: how a filesystem
-    configured elsewhere (a Spark session's Hadoop settings: endpoint, credentials) reaches
-    every listing, footer read and identity check of those files. The files keep their URIs
-    as names.
+    fsspec) in this process, instead of the one ``from_uri`` would build, at the paths
+    ``root`` + the rest of the URI: how a filesystem configured elsewhere (a Spark session's
+    Hadoop settings: endpoint, credentials) reaches every listing, footer read and identity
+    check of those files. The files keep their URIs as names.
 
     >>> import pyarrow.fs as pafs
-    >>> register("demo://bucket/", pafs.LocalFileSystem())
+    >>> register("demo://bucket/", pafs.LocalFileSystem(), root="bucket/")
     >>> location, path = resolve("demo://bucket/lake")
-    >>> location.prefix, path
-    ('demo://', 'bucket/lake')
+    >>> location.name(path), path
+    ('demo://bucket/lake', 'bucket/lake')
     >>> unregister("demo://bucket/")
     """
     if "://" not in prefix or not prefix.endswith("/"):
         raise ValueError(f"a prefix is scheme://authority/, not {prefix!r}")
-    _REGISTERED[prefix] = as_pyarrow(filesystem)
+    _REGISTERED[prefix] = Location(as_pyarrow(filesystem), prefix, root)
 
 
 def unregister(prefix: str) -> None:
@@ -131,19 +143,18 @@ def unregister(prefix: str) -> None:
     _REGISTERED.pop(prefix, None)
 
 
-def registered(names: Sequence[str]) -> dict[str, Any]:
-    """The registered filesystems that serve any of ``names``, by prefix."""
-    return {p: fs for p, fs in _REGISTERED.items() if any(x.startswith(p) for x in names)}
+def registered(names: Sequence[str]) -> list[Location]:
+    """The registrations (:func:`register`) that serve any of ``names``."""
+    return [loc for p, loc in _REGISTERED.items() if any(x.startswith(p) for x in names)]
 
 
 def _from_uri(uri: str) -> tuple[Location, str]:
     import pyarrow as pa
     import pyarrow.fs as pafs
 
-    for prefix, fs in _REGISTERED.items():
+    for prefix, location in _REGISTERED.items():
         if uri.startswith(prefix):
-            scheme = prefix[:prefix.index("://") + 3]
-            return Location(fs, scheme), uri.split("?", 1)[0][len(scheme):].rstrip("/")
+            return location, location.path(uri.split("?", 1)[0]).rstrip("/")
     scheme = urlsplit(uri).scheme
     try:
         fs, path = pafs.FileSystem.from_uri(
@@ -157,10 +168,27 @@ def _from_uri(uri: str) -> tuple[Location, str]:
             raise StatsError(f"{uri}: no filesystem for this URI ({first}; fsspec: {e})",
                              containers=[uri]) from None
         fs = as_pyarrow(fsspec_fs)
-    base = uri.split("?", 1)[0]
-    if not base.endswith(path.rstrip("/")):
-        raise StatsError(f"{uri}: its path {path!r} is not the URI's end", containers=[uri])
-    return Location(fs, base[:len(base) - len(path.rstrip("/"))]), path.rstrip("/") or path
+    return _located(fs, uri.split("?", 1)[0], path)
+
+
+def _located(fs, base: str, path: str) -> tuple[Location, str]:
+    """The :class:`Location` that maps ``base`` (a URI without its query) to ``path`` (its
+    path on ``fs``), and the path: the folders both end with are shared, what precedes them
+    is the name's prefix and the path's root.
+
+    >>> _located(None, "s3://bucket/lake", "bucket/lake")
+    (Location(filesystem=None, prefix='s3://', root=''), 'bucket/lake')
+    >>> _located(None, "abfss://c@a.dfs.core.windows.net/lake", "c/lake")[0].root
+    'c/'
+    """
+    ends, parts = base.rstrip("/").split("/"), path.rstrip("/").split("/")
+    k = 0
+    while k < min(len(ends), len(parts)) and ends[-1 - k] == parts[-1 - k] and parts[-1 - k]:
+        k += 1
+    prefix = "/".join(ends[:len(ends) - k]) + "/"
+    root = "/".join(parts[:len(parts) - k])
+    location = Location(fs, prefix, root + "/" if root or k < len(parts) else "")
+    return location, path.rstrip("/") or path
 
 
 def list_remote(paths: Sequence[str], location: Location, is_data, suffixes, parts_of):

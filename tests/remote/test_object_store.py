@@ -149,3 +149,28 @@ def test_statistics_saved_to_and_read_from_s3(s3):
     assert pe.read_stats(f"s3://lake-bucket/stats/lake.parquet?{query}").table.equals(stats.table)
     with pytest.raises(pe.StatsError, match="no such statistics file"):
         pe.read_stats("lake-bucket/stats/nope.parquet", filesystem=s3["fs"])
+
+
+def test_azure_names_the_container_in_the_authority(s3, tmp_path):
+    """``abfss://container@account.dfs.core.windows.net/lake``: pyarrow's Azure filesystem
+    has the path ``container/lake`` (the container moves from the authority into the path);
+    files are named by their URIs all the same. Served here by a local folder registered for
+    that account (no Azure), the statistics equal the local lake's."""
+    from prune_engine.stats import filesystems
+
+    import pyarrow.fs as pafs
+
+    prefix = "abfss://c@account.dfs.core.windows.net/"
+    os.makedirs(tmp_path / "c")
+    os.symlink(s3["local"], tmp_path / "c" / "lake")
+    filesystems.register(prefix, pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()),
+                         root="c/")
+    try:
+        stats = pe.collect_stats(prefix + "lake", granularity="file", progress=False)
+    finally:
+        filesystems.unregister(prefix)
+    local = pe.collect_stats(s3["local"], granularity="file", progress=False)
+    _same_as_local(stats, local, prefix + "lake/", s3["local"])
+    location, path = filesystems.resolve(prefix + "lake")  # Azure itself: the same mapping
+    assert (type(location.filesystem).__name__, path) == ("AzureFileSystem", "c/lake")
+    assert location.name("c/lake/x.parquet") == prefix + "lake/x.parquet"
