@@ -131,12 +131,12 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
             spark, f"prune_engine: statistics of {len(files)} files "
                    f"({', '.join([options['granularity'], *kinds])})"):
         out = frame.mapInArrow(task, _OUT).collect()
-    rows = sorted(out, key=lambda r: r["slice"])
-    for row in rows:
+    answers = sorted(out, key=lambda r: r["slice"])
+    for row in answers:
         if row["error"] is not None:  # the executor's StatsError, raised here as it was there
             error = json.loads(row["error"])
             raise StatsError(error["message"], error["column"], error["containers"])
-    return merge_parts([_read_part(row["ipc"]) for row in rows])
+    return merge_parts([_read_part(row["ipc"]) for row in answers])
 
 
 def _parallelism(spark) -> int:
