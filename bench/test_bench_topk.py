@@ -404,6 +404,24 @@ def _spark_read(benchmark, df) -> None:
                                 row_groups_read=_row_groups_of(counts["rows_scanned"]))
 
 
+def _spark_top(benchmark, rounds, lake, engine: str, build) -> dict:
+    """Time ``build(result)`` (a Spark DataFrame of the top rows; it may note more in
+    ``result``) collected, check its keys and record the files Spark read; ``result`` with
+    the collected ``rows``."""
+    result = {}
+
+    def run():
+        df = build(result)
+        result["rows"] = df.collect()
+        return df
+
+    df = _time(benchmark, rounds, run, n=3)
+    _check_top(lake, _keys([r["ts"] for r in result["rows"]]), engine)
+    benchmark.extra_info["rows"] = len(result["rows"])
+    _spark_read(benchmark, df)
+    return result
+
+
 @pytest.mark.parametrize("kind", LAKES)
 def test_topk_spark_plain(benchmark, rounds, spark, lakes, kind):
     """Plain Spark: ``spark.read.parquet(lake).orderBy(desc("ts")).limit(100)``, collected."""
@@ -411,17 +429,8 @@ def test_topk_spark_plain(benchmark, rounds, spark, lakes, kind):
 
     lake = lakes[kind]
     _record(benchmark, _group("order", lake), "spark plain", lake, TOPK_QUERY)
-    result = {}
-
-    def run():
-        df = spark.read.parquet(lake.root).orderBy(F.desc("ts")).limit(LIMIT)
-        result["rows"] = df.collect()
-        return df
-
-    df = _time(benchmark, rounds, run, n=3)
-    _check_top(lake, _keys([r["ts"] for r in result["rows"]]), "spark plain")
-    benchmark.extra_info["rows"] = len(result["rows"])
-    _spark_read(benchmark, df)
+    _spark_top(benchmark, rounds, lake, "spark plain",
+               lambda result: spark.read.parquet(lake.root).orderBy(F.desc("ts")).limit(LIMIT))
     _note(benchmark, lake)
 
 
@@ -434,19 +443,13 @@ def test_topk_spark_pes(benchmark, rounds, spark, lakes, lake_stats, kind):
     lake = lakes[kind]
     stats = lake_stats[kind, "file"]
     _record(benchmark, _group("order", lake), "pes.read", lake, TOPK_QUERY)
-    result = {}
 
-    def run():
+    def build(result):
         df, result["summary"] = pes.read(spark, lake.root, None, stats=stats, order_by=ORDER,
                                          limit=LIMIT, return_summary=True)
-        result["rows"] = df.collect()
         return df
 
-    df = _time(benchmark, rounds, run, n=3)
-    _check_top(lake, _keys([r["ts"] for r in result["rows"]]), "pes.read")
-    benchmark.extra_info["rows"] = len(result["rows"])
-    _spark_read(benchmark, df)
-    summary = result["summary"]
+    summary = _spark_top(benchmark, rounds, lake, "pes.read", build)["summary"]
     benchmark.extra_info.update(files_read=summary.files_read, prune_s=summary.prune_seconds,
                                 limit_pruning=str(getattr(summary, "limit", "")))
     _target(benchmark, lake, TOPK_FILES_TARGET)

@@ -33,7 +33,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._files import changed, file_key, identities, recorded_identity
 from prune_engine.spark._hadoop import session_filesystems
-from prune_engine.spark._source import listed_files, listing
+from prune_engine.spark._source import listing
 
 Missing = Literal["raise", "skip"]
 
@@ -42,8 +42,8 @@ Missing = Literal["raise", "skip"]
 class CheckedFiles:
     """The distinct files of a statistics table (``keys``, file keys, in the order first
     named; ``index``: each container's file), as the source has them now: ``inside`` its
-    roots, ``gone`` and ``changed`` (keys), the ``sizes`` of those there, ``listed``, how
-    many files Spark lists for the source, and its ``roots`` (keys)."""
+    roots, ``gone`` and ``changed`` (keys), the ``sizes`` of those there, ``listed``, the
+    files Spark lists for the source (as Spark names them), and its ``roots`` (keys)."""
 
     keys: list[str]
     index: np.ndarray
@@ -51,7 +51,7 @@ class CheckedFiles:
     gone: list[str] = field(default_factory=list)
     changed: set[str] = field(default_factory=set)
     sizes: dict[str, int] = field(default_factory=dict)
-    listed: int = 0
+    listed: list[str] = field(default_factory=list)
     roots: list[str] = field(default_factory=list)
 
     def kept(self, mask: np.ndarray) -> np.ndarray:
@@ -69,10 +69,10 @@ class CheckedFiles:
             (read if key in self.changed else out).append(key)
         return out, read
 
-    def vouching(self, base) -> np.ndarray:
+    def vouching(self) -> np.ndarray:
         """Per container: whether its file will be read as the statistics describe it
-        (inside the roots, there, unchanged, and listed by Spark for ``base``)."""
-        listed = listed_files(base)
+        (inside the roots, there, unchanged, and listed by Spark for the source)."""
+        listed = {file_key(p) for p in self.listed}
         gone = set(self.gone)
         ok = np.array([inside and key in listed and key not in gone and key not in self.changed
                        for key, inside in zip(self.keys, self.inside)], dtype=bool)

@@ -63,7 +63,7 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
     started = time.perf_counter()
     expr = where_predicate(base, where, stats)
     files = check_files(base, stats, missing)
-    vouching = files.vouching(base)
+    vouching = files.vouching()
     subset = StatsTable(stats.table.filter(pa.array(vouching)), stats.metadata)
     must_read = np.asarray(pe.aggregate(subset, "COUNT(*)", expr).must_read
                            .to_numpy(zero_copy_only=False), dtype=bool)

@@ -58,16 +58,16 @@ _THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 _PATH_OPTIONS = {"path", "paths"}
 
 
-def kept_frame(base, pruned: list[str], roots: list[str], *, lineage: bool = False):
-    """``base`` without the files ``pruned`` (file keys; ``roots``: the source's roots, file
-    keys), in the form the module doc says; ``lineage``: the caller's Columns name ``base``
-    itself, so its plan is kept (the filter)."""
+def kept_frame(base, pruned: list[str], listed: list[str], roots: list[str], *,
+               lineage: bool = False):
+    """``base`` without the files ``pruned`` (file keys; ``listed``: the files Spark lists
+    for it, as Spark names them; ``roots``: its roots, file keys), in the form the module doc
+    says; ``lineage``: the caller's Columns name ``base`` itself, so its plan is kept (the
+    filter)."""
     if not pruned:
         return base
     from prune_engine.spark._files import file_key
-    from prune_engine.spark._source import listed_uris
 
-    listed = listed_uris(base)
     gone = set(pruned)
     kept = sorted(k for k in {file_key(u) for u in listed} if k not in gone)
     if not kept:

@@ -57,7 +57,7 @@ def limit_keep(base, stats: StatsTable, expr: n.Expr, items: list[OrderItem], li
         text = f"ORDER BY {order} LIMIT {limit}"
     else:
         order, text = None, f"LIMIT {limit}"
-    vouching = files.vouching(base)
+    vouching = files.vouching()
     subset = StatsTable(stats.table.filter(pa.array(vouching)), stats.metadata)
     if order is not None:
         inner = np.asarray(pe.prune_topk(subset, expr, order_by=order, limit=limit)

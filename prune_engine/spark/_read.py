@@ -231,7 +231,7 @@ def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | No
     if keep is not None:
         mask &= keep
     summary.predicate = str(expr)
-    summary.files_total = files.listed
+    summary.files_total = len(files.listed)
     summary.missing = list(files.gone)
     pruned, summary.changed = files.excluded(files.kept(mask))
     if summary.changed:
@@ -242,7 +242,7 @@ def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | No
     summary.files_read = summary.files_total - len(pruned)
     summary.bytes_skipped = int(sum(files.sizes[f] for f in pruned))
     with summary.describing(base.sparkSession):  # Spark may list the kept files in a job
-        result = kept_frame(base, pruned, files.roots, lineage=lineage)
+        result = kept_frame(base, pruned, files.listed, files.roots, lineage=lineage)
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary

@@ -58,21 +58,23 @@ def is_table(spark, source) -> bool:
         return False
 
 
-def listing(df) -> tuple[int, list[str]]:
-    """How many files Spark lists for a DataFrame read from files, and its roots (file keys)."""
+def listing(df) -> tuple[list[str], list[str]]:
+    """The files Spark lists for a DataFrame read from files (:func:`listed_uris`), and its
+    roots (file keys)."""
+    files = listed_uris(df)
+    return files, roots(df, files)
+
+
+def roots(df, files: list[str] | None = None) -> list[str]:
+    """The roots (file keys) of a DataFrame read from files (see the module doc); ``files``:
+    its listed files when already asked for (a Connect table's roots come from them)."""
     if is_connect(df):
-        files = df.inputFiles()
         loaded = _loaded_paths(df)
-        return len(files), [file_key(p) for p in loaded] if loaded else _common_root(files)
-    location = file_relation(df).relation().location()
-    paths = location.rootPaths()
-    roots = [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
-    return len(df._jdf.inputFiles()), roots  # one py4j call, not one per file
-
-
-def listed_files(df) -> set[str]:
-    """The files Spark lists for a DataFrame read from files (file keys)."""
-    return {file_key(p) for p in listed_uris(df)}
+        if loaded:
+            return [file_key(p) for p in loaded]
+        return _common_root(listed_uris(df) if files is None else files)
+    paths = file_relation(df).relation().location().rootPaths()
+    return [file_key(str(paths.apply(i).toUri().toString())) for i in range(paths.size())]
 
 
 def listed_uris(df) -> list[str]:
@@ -106,7 +108,7 @@ def source_roots(spark, source):
     DataFrame's roots."""
     if not is_dataframe(source) and not is_table(spark, source):
         return source
-    return listing(source_frame(spark, source))[1]
+    return roots(source_frame(spark, source))
 
 
 def _loaded_paths(df) -> list[str]:

@@ -13,7 +13,6 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import In
 from pyiceberg.types import LongType
 
@@ -118,14 +117,6 @@ def _predicates() -> list[str]:
               "i > 5 AND s < 'b'", "i = 1 OR g = 5.0", "NOT (s = 'apple' OR i > 0)",
               "g > 2 AND f IS NULL", "l IS NULL AND i < 0"]
     return preds
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
-    d = tmp_path_factory.mktemp("iceberg")
-    cat = SqlCatalog("t", uri=f"sqlite:///{d}/c.db", warehouse=f"file://{d}")
-    cat.create_namespace("db")
-    return cat
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 import pytest
-from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import GreaterThan
 from pyiceberg.manifest import DataFileContent, ManifestContent
 from pyiceberg.transforms import IdentityTransform
@@ -24,14 +23,6 @@ from prune_engine.errors import StatsError
 from prune_engine.stats import avro, iceberg, manifests
 
 NAN = float("nan")
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
-    d = tmp_path_factory.mktemp("manifests")
-    cat = SqlCatalog("m", uri=f"sqlite:///{d}/c.db", warehouse=f"file://{d}")
-    cat.create_namespace("db")
-    return cat
 
 
 DATA = pa.table({
