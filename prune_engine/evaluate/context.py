@@ -323,7 +323,7 @@ def _sliced(x, start: int, stop: int):
         return Facts(*(_sliced(getattr(x, f), start, stop) for f in Facts.__dataclass_fields__))
     if isinstance(x, (pa.Array, pa.ChunkedArray)):
         return x.slice(start, stop - start)
-    return type(x)(x.arr.slice(start, stop - start))  # string bounds (KeyedStrings)
+    return x.slice(start, stop)  # string bounds (:class:`~.strings.KeyedStrings`)
 
 
 class _Window(EvalContext):

@@ -102,6 +102,17 @@ class KeyedStrings:
     def __len__(self) -> int:
         return len(self.arr)
 
+    def slice(self, start: int, stop: int) -> KeyedStrings:
+        """Values ``start:stop`` (an evaluation window), sharing this column's bytes, its
+        prefix (shared by every value, so by these) and the words computed so far."""
+        out = object.__new__(KeyedStrings)
+        out.arr = self.arr.slice(start, stop - start)
+        out.starts, out.lengths, out.data = self.starts[start:stop], self.lengths[start:stop], self.data
+        out._prefix = self.prefix
+        out._words = {key: words[start:stop] for key, words in self._words.items()}
+        out._continues, out._signs = {}, {}
+        return out
+
     @property
     def prefix(self) -> bytes:
         """The longest prefix shared by every non-null value (that of the smallest and the

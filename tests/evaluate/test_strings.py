@@ -6,6 +6,7 @@ lists with repeats and with members outside every range."""
 import operator
 from unittest import mock
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -157,3 +158,28 @@ def test_column_signs_are_kept_per_other_column():
         assert strings.compare_columns(a, "=", b).tolist() == [False, True, True]
         assert strings.compare_columns(a, ">", c).tolist() == [True, True, False]
     assert len(a._signs) == 2
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_slice_compares_as_the_whole_column_does(cached):
+    """A window of a column (classify's windows) answers as the same rows of the whole:
+    long shared prefixes, non-ASCII bytes, nulls, empty strings, words cached before or not."""
+    import random
+
+    rng = random.Random(5)
+    base = "https://example.com/каталог/"
+    values = [None if i % 17 == 0 else "" if i % 23 == 0 else
+              base + "".join(rng.choice("aéz09~") for _ in range(rng.randrange(0, 20)))
+              for i in range(500)]
+    column = strings.KeyedStrings(pa.array(values))
+    literals = [base.encode(), (base + "é").encode(), (base + "z0").encode(), b"", b"\xff"]
+    if cached:
+        for lit in literals:
+            strings.compare_literal(column, "<", lit)
+    for start, stop in [(0, 500), (17, 18), (100, 433), (499, 500)]:
+        part = column.slice(start, stop)
+        for lit in literals:
+            for op in ("<", "<=", "=", ">=", ">", "!="):
+                assert np.array_equal(strings.compare_literal(part, op, lit),
+                                      strings.compare_literal(column, op, lit)[start:stop]), \
+                    (start, stop, op, lit)
