@@ -40,10 +40,11 @@ checked against them: the multiset of the 100 ``ts`` keys, and the count). Group
                                 (clustered: container ``i`` spans minute ``i``) and a float
                                 leaf ``x`` with null and NaN counts (5% of the NaN counts
                                 unknown), for a range on ``ts``, an AND of ``ts`` and ``x``,
-                                ``ts IN`` 20 values, and ``x > 40`` alone (unclustered: the
-                                kept containers are scattered over the whole table, so the
-                                "all" test reads the other bound of every one of them: the
-                                worst case); warm (the table's column views cached, as
+                                ``ts IN`` 20 values, a range on a clustered ``url`` leaf
+                                (57 bytes of prefix, not all ASCII), and ``x > 40`` alone
+                                (unclustered: the kept containers are scattered over the
+                                whole table, so the "all" test reads the other bound of every
+                                one of them: the worst case); warm (the table's column views cached, as
                                 ``bench/test_bench_prune.py`` times ``prune``)
     topk first call             a fresh process's import and first ``pe.scan`` top-k of the
                                 clustered lake (statistics from its footers), numba cache
@@ -589,28 +590,38 @@ def _files_and_row_groups_table(request):
 MINUTE_US = 60 * 10**6
 
 
+#: URL-like strings: a long shared prefix with characters outside ASCII
+URL_PREFIX = "https://www.example.com/catalogue/категория/продукт/"
+
+
 def classify_stats(n: int, seed: int = 0) -> pa.Table:
     """``n`` containers in the statistics layout: ``ts`` (container ``i`` spans minute ``i``
     from 2024-01-01) and ``x`` (float64, ranges of width up to 50 in [-100, 150]), 1,000
-    records each; ``x`` has up to 4 nulls and a NaN count (2 in 3 zero, 5% unknown)."""
+    records each; ``x`` has up to 4 nulls and a NaN count (2 in 3 zero, 5% unknown);
+    ``url`` (clustered like ``ts``) is :data:`URL_PREFIX` and the container's number."""
     rng = np.random.default_rng(seed)
     lo = BASE_US + np.arange(n, dtype=np.int64) * MINUTE_US
     x_lo = rng.uniform(-100, 100, n)
     x_hi = x_lo + rng.uniform(0, 50, n)
     ts_type = pa.timestamp("us")
 
-    def bounds(ts, x):
-        return pa.StructArray.from_arrays([pa.array(ts, ts_type), pa.array(x)], ["ts", "x"])
+    number = pc.utf8_lpad(pc.cast(pa.array(np.arange(n)), pa.string()), 8, "0")
+    url = pc.binary_join_element_wise(URL_PREFIX, number, "")
+
+    def bounds(ts, x, u):
+        return pa.StructArray.from_arrays([pa.array(ts, ts_type), pa.array(x), u],
+                                          ["ts", "x", "url"])
 
     nans = np.where(rng.random(n) < 2 / 3, 0, rng.integers(1, 4, n))
     return pa.table({
         "container": pc.binary_join_element_wise(
             "c", pc.utf8_lpad(pc.cast(pa.array(np.arange(n)), pa.string()), 7, "0"), ""),
         "num_records": pa.array(np.full(n, 1_000, np.int64)),
-        "min_values": bounds(lo, x_lo),
-        "max_values": bounds(lo + MINUTE_US - 1, x_hi),
+        "min_values": bounds(lo, x_lo, url),
+        "max_values": bounds(lo + MINUTE_US - 1, x_hi, pc.binary_join_element_wise(url, "z", "")),
         "null_count": pa.StructArray.from_arrays(
-            [pa.array(np.zeros(n, np.int64)), pa.array(rng.integers(0, 5, n))], ["ts", "x"]),
+            [pa.array(np.zeros(n, np.int64)), pa.array(rng.integers(0, 5, n)),
+             pa.array(np.zeros(n, np.int64))], ["ts", "x", "url"]),
         "nan_count": pa.StructArray.from_arrays(
             [pa.array(nans, pa.int64(), mask=rng.random(n) < 0.05)], ["x"]),
     })
@@ -619,7 +630,7 @@ def classify_stats(n: int, seed: int = 0) -> pa.Table:
 def classify_predicates(n: int) -> dict[str, str]:
     """The predicates: a range on ``ts`` (a tenth of the containers, from the middle, both
     ends inside a container), an AND with a range on ``x``, ``ts IN`` 20 values, and a range
-    on the unclustered ``x`` alone."""
+    on the unclustered ``x`` alone, and a range on the clustered ``url``."""
     a = BASE_US + (n // 2) * MINUTE_US + MINUTE_US // 3
     b = a + (n // 10) * MINUTE_US
     values = ", ".join(_ts_sql(BASE_US + i * (n // 20) * MINUTE_US + 7 * 10**6)
@@ -627,7 +638,8 @@ def classify_predicates(n: int) -> dict[str, str]:
     return {"ts range": f"ts >= {_ts_sql(a)} AND ts < {_ts_sql(b)}",
             "ts AND x": f"ts >= {_ts_sql(a)} AND x > 40.0",
             "ts IN 20": f"ts IN ({values})",
-            "x unclustered": "x > 40.0"}
+            "x unclustered": "x > 40.0",
+            "url range": f"url >= '{URL_PREFIX}{n // 2:08d}' AND url < '{URL_PREFIX}{n // 2 + n // 10:08d}'"}
 
 
 @pytest.fixture(scope="module")
@@ -635,7 +647,7 @@ def classify_table(pytestconfig):
     return classify_stats(_num_containers(pytestconfig))
 
 
-CLASSIFY_CASES = [(p, e) for p in ("ts range", "ts AND x", "ts IN 20", "x unclustered")
+CLASSIFY_CASES = [(p, e) for p in ("ts range", "ts AND x", "ts IN 20", "x unclustered", "url range")
                   for e in ("pe.prune", "pe.classify")]
 
 
