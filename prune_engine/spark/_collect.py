@@ -33,6 +33,10 @@ from prune_engine.spark._workers import checked_on_failure
 #: core): a task's fixed cost (a Python worker, imports) is about that of 1,000 footers
 FILES_PER_TASK = 1_000
 
+#: the most bytes of listing (as JSON) sent with the task's function rather than in the rows
+#: of a parallelized frame (PySpark broadcasts a function above 1 MB)
+INLINE_BYTES = 1 << 20
+
 _OUT = "slice long, ipc binary, error string"
 _OUT_SCHEMA = pa.schema([("slice", pa.int64()), ("ipc", pa.binary()), ("error", pa.string())])
 
@@ -111,13 +115,14 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
     rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
             for k in range(tasks)]
     filesystems = registered([f.path for f in files])  # how the driver reaches them
-    # one slice per task, without a shuffle: a classic session parallelizes the slices; a
-    # Connect client cannot, so its tasks get their slice numbers from spark.range and the
-    # slices with the task's function
-    if is_connect(spark):
+    # one slice per task, without a shuffle: the slices travel with the task's function and
+    # the tasks get their slice numbers from spark.range (a Connect client cannot parallelize;
+    # a classic session's first parallelize job costs most of a second more than this); a
+    # large listing goes in the rows of a parallelized frame, so that no task unpickles all
+    texts = [text for _, text in rows]
+    if is_connect(spark) or sum(map(len, texts)) <= INLINE_BYTES:
         frame = spark.range(0, tasks, 1, tasks).withColumnRenamed("id", "slice")
-        task = _slice_task(types, options, numba_cache_dir(), filesystems,
-                           [text for _, text in rows])
+        task = _slice_task(types, options, numba_cache_dir(), filesystems, texts)
     else:
         frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, tasks),
                                       "slice long, files string")

@@ -65,6 +65,19 @@ def test_spark_collect_stats_is_the_local_table(spark, drifting_lake, granularit
     assert pe.prune(spark_made, where).equals(pe.prune(local, where)), "and it prunes alike"
 
 
+@pytest.mark.parametrize("inline_bytes", [0, 1 << 20])
+def test_the_slices_reach_the_tasks_in_rows_or_with_the_function(spark, drifting_lake,
+                                                                 monkeypatch, inline_bytes):
+    """A large listing travels in the rows of a parallelized frame (classic sessions), a small
+    one with the task's function: the same table either way."""
+    from prune_engine.spark import _collect
+
+    monkeypatch.setattr(_collect, "INLINE_BYTES", inline_bytes)
+    local = pe.collect_stats(drifting_lake, "file", progress=False)
+    assert pes.collect_stats(spark, drifting_lake, "file", files_per_task=3).table.equals(
+        local.table)
+
+
 def test_a_nan_free_declaration_a_dictionary_contradicts_fails_as_locally(spark, tmp_path):
     """``nan_free=`` over Spark: a NaN in a dictionary page read is the same clear error."""
     write(str(tmp_path / "a.parquet"), pa.table({"f": [1.0, float("nan"), 1.0]}))
