@@ -6,31 +6,45 @@ module's functions in two forms: the compiled ones once they are ready, and unti
 *Python twins*: the same source executed again with ``njit`` as the identity, so that the two
 can never disagree (one source, two ways to run it).
 
+A kernel module may give a few small functions a plain-Python stand-in, ``_twin_<name>`` next
+to ``<name>``, which the twins call instead: the storage (Python lists and ``bytes``, whose
+items are plain ints, where the compiled kernels use numpy arrays, whose scalars are several
+times slower in Python) and the varint arithmetic on those ints. The logic that walks the data
+stays one source; the stand-ins are tested against the functions they stand in for.
+
 The first use loads the compiled kernels from numba's on-disk cache when it holds them (a
 fraction of a second). Otherwise it starts the compilation in a child process, which writes
 that cache (numba compiles in Python, holding the GIL: in a thread it would stall the twins it
 runs beside); a thread waits for the child, then loads the compiled kernels from the cache.
-Until then every use gets the twins. Where the child cannot help (it fails, or the cache
-cannot be written), the thread compiles in this process instead.
+Until then every use gets the twins. One child compiles at a time per machine, Python and
+numba cache (a file lock): the Python workers of a Spark executor start together, and each
+compilation takes seconds of a core and hundreds of megabytes; the others then load what the
+first wrote. Where the child cannot help (it fails, or the cache cannot be written), the
+thread compiles in this process instead.
 
-The twins are slow (a footer of a few columns takes about a millisecond instead of
-microseconds, and they gain nothing from threads), so they only carry the first call of a
-small job; a large job switches to the compiled functions as soon as they are ready.
-``PRUNE_ENGINE_WARM=0`` turns the twins off (every call waits for numba, as before).
+The twins are slower than the compiled kernels (a footer of a few columns takes about a
+quarter of a millisecond instead of microseconds, and they gain nothing from threads), so they
+carry the first call of a small job; a large job switches to the compiled functions as soon
+as they are ready. ``PRUNE_ENGINE_WARM=0`` turns the twins off (every call waits for numba).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from types import SimpleNamespace
 from typing import Callable
 
 
 _IMPORT = "from numba import njit\n"
+#: the prefix of a kernel module's plain-Python stand-in for one of its functions
+_TWIN = "_twin"
 
 
 def _identity_njit(*args, **kwargs):
@@ -110,12 +124,16 @@ class Kernels:
             return False
 
     def _compile_in_child(self) -> None:
-        """Compile in a child process (numba's cache is then written); errors are ignored:
-        the caller compiles in this process after."""
+        """Compile in a child process (numba's cache is then written), one at a time (see
+        :func:`compiling_alone`); errors are ignored: the caller compiles in this process
+        after."""
         module, name = self.owner.split(":")
-        code = ("import importlib, os; hasattr(os, 'nice') and os.nice(10); "  # the twins first
-                f"kernels = importlib.import_module({module!r}).{name}; "
-                "kernels.warm_up(importlib.import_module(kernels.module))")
+        code = ("import importlib, os\n"
+                "from prune_engine._warm import compiling_alone\n"
+                "hasattr(os, 'nice') and os.nice(10)\n"  # the twins first
+                f"with compiling_alone({self.module!r}):\n"
+                f"    kernels = importlib.import_module({module!r}).{name}\n"
+                "    kernels.warm_up(importlib.import_module(kernels.module))\n")
         try:
             subprocess.run([sys.executable, "-c", code], env={**os.environ,
                            "PRUNE_ENGINE_WARM": "0"}, stdout=subprocess.DEVNULL,
@@ -134,4 +152,27 @@ class Kernels:
         namespace = {"__name__": f"{self.module}[python]", "__file__": path,
                      "njit": _identity_njit}
         exec(compile(source.replace(_IMPORT, "\n"), path, "exec"), namespace)
+        for name in [n for n in namespace if n.startswith(_TWIN)]:  # the twins' stand-ins
+            namespace[name[len(_TWIN):]] = namespace[name]
         return SimpleNamespace(**{name: namespace[name] for name in self.names})
+
+
+@contextlib.contextmanager
+def compiling_alone(module: str):
+    """Hold an exclusive lock for compiling ``module`` with this Python and numba cache
+    directory (a file in the temporary directory; none where ``fcntl`` is missing): a second
+    child waits, then finds the kernels in the cache the first wrote and only loads them."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: each child compiles
+        yield
+        return
+    key = hashlib.sha256("\0".join([module, sys.executable, os.environ.get(
+        "NUMBA_CACHE_DIR", "")]).encode()).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(), f"prune_engine-compile-{key}.lock")
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -55,7 +55,11 @@ def _byte(buf, pos):
 
     (A clamped index, not a branch: numba's loops run several times faster.)
     """
-    return np.int64(buf[min(pos, buf.size - 1)])
+    return np.int64(buf[min(pos, len(buf) - 1)])
+
+
+def _twin_byte(buf, pos):
+    return buf[pos] if pos < len(buf) else buf[-1]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -65,12 +69,13 @@ def _bad(buf):
     The kernels do not raise while decoding (a ``raise`` inside numba's inner loops makes them
     several times slower); :func:`decode_footer` raises once when it ends past the end.
     """
-    return buf.size
+    return len(buf)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _uvarint(buf, pos):
-    """An unsigned LEB128 varint (list sizes and binary lengths); at most 10 bytes."""
+    """An unsigned LEB128 varint (list sizes and binary lengths); at most 10 bytes, bits past
+    the 64th dropped."""
     result = np.uint64(0)
     shift = 0
     while shift < 64:
@@ -83,6 +88,23 @@ def _uvarint(buf, pos):
     return result, _bad(buf)
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _twin_uvarint(buf, pos):
+    result = shift = 0
+    end = len(buf)
+    while shift < 64:
+        b = buf[pos] if pos < end else buf[-1]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result & _MASK64, pos
+        shift += 7
+    return result & _MASK64, end
+
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _int(buf, pos):
     """A zigzag varint (i16, i32, i64 fields) as int64."""
@@ -91,14 +113,27 @@ def _int(buf, pos):
     return np.int64(v), pos
 
 
+def _twin_int(buf, pos):
+    u, pos = _twin_uvarint(buf, pos)
+    return (u >> 1) ^ -(u & 1), pos
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _length(buf, pos):
     """A byte or element count; one that runs past the end marks the footer malformed."""
     u, pos = _uvarint(buf, pos)
-    end = buf.size - 1
+    end = len(buf) - 1
     if pos > end or u > np.uint64(end - pos):
         return 0, _bad(buf)
     return np.int64(u), pos
+
+
+def _twin_length(buf, pos):
+    u, pos = _twin_uvarint(buf, pos)
+    end = len(buf) - 1
+    if pos > end or u > end - pos:
+        return 0, len(buf)
+    return u, pos
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -124,9 +159,74 @@ def _list_header(buf, pos):
     size = b >> 4
     if size == 15:
         size, pos = _length(buf, pos)
-    elif pos >= buf.size:
+    elif pos >= len(buf):
         size = 0
     return size, b & 0x0F, pos
+
+
+# -- storage: numpy arrays in the compiled kernels; in their Python twins (prune_engine._warm)
+# Python lists and bytes, whose items are plain ints (numpy scalars are several times slower
+# in Python). Every array the kernels index is flat (a 2-D index is ``row * width + slot``).
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _input(buf):
+    """The footer bytes as the kernels index them."""
+    return buf
+
+
+def _twin_input(buf):
+    return buf.tobytes()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flat(values):
+    """An input array, flat, as the kernels index it."""
+    return values.ravel()
+
+
+def _twin_flat(values):
+    return values.ravel().tolist()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ints(size, fill):
+    """``size`` int64 set to ``fill``."""
+    return np.full(size, fill, np.int64)
+
+
+def _twin_ints(size, fill):
+    return [fill] * size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _array(values, size):
+    """The first ``size`` of ``values`` (from :func:`_ints`) as an int64 array."""
+    return values[:size]
+
+
+def _twin_array(values, size):
+    return np.array(values[:size], np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_bytes(size):
+    """``size`` bytes to fill."""
+    return np.empty(size, np.uint8)
+
+
+def _twin_new_bytes(size):
+    return bytearray(size)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bytes(data):
+    """Bytes from :func:`_new_bytes` as a uint8 array."""
+    return data
+
+
+def _twin_bytes(data):
+    return np.frombuffer(data, np.uint8)
 
 
 # the structs the walker reads (a value of any other kind is skipped); a list's kind says
@@ -151,45 +251,49 @@ def _walk(buf, info, chunks, rows, stack):
     more than the whole walk). Chunks and row groups past the arrays' sizes are counted but
     not stored; the caller then walks again with arrays of the right size.
     """
+    capacity = len(chunks) // NUM_CHUNK
+    end = len(buf)
+    rows_size = len(rows)
     k = 0  # column chunks so far (the current one while inside it)
     r = 0  # row groups so far
     bad = False
-    stack[0, _MODE] = _STRUCT
-    stack[0, _KIND] = K_FILE
-    stack[0, _COUNT] = 0
+    stack[_MODE] = _STRUCT
+    stack[_KIND] = K_FILE
+    stack[_COUNT] = 0
     depth = 1
     pos = 0
     while depth > 0 and not bad:
-        top = depth - 1
+        at = (depth - 1) * _FRAME  # the top frame's first slot
         dest, slot, kind, elem = D_NONE, 0, K_SKIP, K_SKIP
-        if stack[top, _MODE] == _STRUCT:
-            fid, t, pos = _field(buf, pos, stack[top, _COUNT])
-            parent = stack[top, _KIND]
+        if stack[at + _MODE] == _STRUCT:
+            fid, t, pos = _field(buf, pos, stack[at + _COUNT])
+            parent = stack[at + _KIND]
             if t == T_STOP:
                 if parent == K_CHUNK:
                     k += 1
                 elif parent == K_ROW_GROUP:
-                    columns = k - stack[top, _X1]
+                    columns = k - stack[at + _X1]
                     if r == 0:
                         info[F_COLUMNS] = columns
                     bad = columns != info[F_COLUMNS]
                     r += 1
-                elif parent == K_ENCODING_STATS and k < chunks.shape[0]:
-                    page, encoding = stack[top, _X1], stack[top, _X2]
+                elif parent == K_ENCODING_STATS and k < capacity:
+                    page, encoding = stack[at + _X1], stack[at + _X2]
                     if (page == DATA_PAGE or page == DATA_PAGE_V2) \
                             and encoding != PLAIN_DICTIONARY and encoding != RLE_DICTIONARY:
-                        chunks[k, C_DICT_ONLY] = 0  # a data page not dictionary-encoded
-                elif parent == K_KEY_VALUE and stack[top, _X2] == ARROW_SCHEMA_KEY.size \
-                        and stack[top, _X4] >= 0:
+                        # a data page not dictionary-encoded
+                        chunks[k * NUM_CHUNK + C_DICT_ONLY] = 0
+                elif parent == K_KEY_VALUE and stack[at + _X2] == ARROW_SCHEMA_KEY.size \
+                        and stack[at + _X4] >= 0:
                     same = True
                     for i in range(ARROW_SCHEMA_KEY.size):
-                        same = same and buf[stack[top, _X1] + i] == ARROW_SCHEMA_KEY[i]
+                        same = same and buf[stack[at + _X1] + i] == ARROW_SCHEMA_KEY[i]
                     if same:
-                        info[F_ARROW_OFF] = stack[top, _X3]
-                        info[F_ARROW_LEN] = stack[top, _X4]
+                        info[F_ARROW_OFF] = stack[at + _X3]
+                        info[F_ARROW_LEN] = stack[at + _X4]
                 depth -= 1
                 continue
-            stack[top, _COUNT] = fid
+            stack[at + _COUNT] = fid
             in_container = False
             if parent == K_FILE:
                 if fid == 2 and t == T_LIST:
@@ -228,8 +332,8 @@ def _walk(buf, info, chunks, rows, stack):
                     dest, slot = D_CHUNK, C_DICT_OFF
                 elif fid == 13 and t == T_LIST:
                     elem = K_ENCODING_STATS
-                    if k < chunks.shape[0]:
-                        chunks[k, C_DICT_ONLY] = 1  # until a page says otherwise
+                    if k < capacity:
+                        chunks[k * NUM_CHUNK + C_DICT_ONLY] = 1  # until a page says otherwise
                 elif fid == 14 and t == T_I64:
                     dest, slot = D_CHUNK, C_BLOOM_OFF
                 elif fid == 15 and t == T_I32:
@@ -253,20 +357,20 @@ def _walk(buf, info, chunks, rows, stack):
                 if fid == 1 and t == T_STRUCT:
                     info[F_TYPE_ORDERS] += 1
         else:
-            left = stack[top, _COUNT]
+            left = stack[at + _COUNT]
             if left == 0:
-                if stack[top, _KIND] == K_SCHEMA:
+                if stack[at + _KIND] == K_SCHEMA:
                     info[F_SCHEMA_END] = pos
                 depth -= 1
                 continue
-            stack[top, _COUNT] = left - 1
-            types = stack[top, _TYPES]
-            if stack[top, _MODE] == _LIST:
+            stack[at + _COUNT] = left - 1
+            types = stack[at + _TYPES]
+            if stack[at + _MODE] == _LIST:
                 t = types
             else:  # a map: key, value, key, value, ...
                 t = (types >> 4) if left % 2 == 0 else (types & 0x0F)
             in_container = True
-            elem = stack[top, _ELEM]
+            elem = stack[at + _ELEM]
         # the value of type t
         if t == T_TRUE or t == T_FALSE:
             pos += 1 if in_container else 0  # in a struct, the value is in the field header
@@ -274,52 +378,53 @@ def _walk(buf, info, chunks, rows, stack):
             pos += 1
         elif t == T_I16 or t == T_I32 or t == T_I64:
             value, pos = _int(buf, pos)
-            if dest == D_CHUNK and k < chunks.shape[0]:
-                chunks[k, slot] = value
+            if dest == D_CHUNK and k < capacity:
+                chunks[k * NUM_CHUNK + slot] = value
             elif dest == D_INFO:
                 info[slot] = value
-            elif dest == D_ROWS and slot < rows.size:
+            elif dest == D_ROWS and slot < rows_size:
                 rows[slot] = value
             elif dest == D_FRAME:
-                stack[top, slot] = value
+                stack[at + slot] = value
         elif t == T_DOUBLE:
             pos += 8
         elif t == T_BINARY:
             size, pos = _length(buf, pos)
-            if dest == D_CHUNK and k < chunks.shape[0]:
-                chunks[k, slot], chunks[k, slot + 1] = pos, size
+            if dest == D_CHUNK and k < capacity:
+                chunks[k * NUM_CHUNK + slot], chunks[k * NUM_CHUNK + slot + 1] = pos, size
             elif dest == D_INFO:
                 info[slot], info[slot + 1] = pos, size
             elif dest == D_FRAME:
-                stack[top, slot], stack[top, slot + 1] = pos, size
+                stack[at + slot], stack[at + slot + 1] = pos, size
             pos += size
         elif (t == T_STRUCT or t == T_LIST or t == T_SET or t == T_MAP) and depth < MAX_DEPTH:
+            new = depth * _FRAME  # the new frame's first slot
             for i in range(_X1, _FRAME):
-                stack[depth, i] = -1
-            stack[depth, _COUNT] = 0
-            stack[depth, _KIND] = kind
-            stack[depth, _ELEM] = K_SKIP
+                stack[new + i] = -1
+            stack[new + _COUNT] = 0
+            stack[new + _KIND] = kind
+            stack[new + _ELEM] = K_SKIP
             if t == T_STRUCT:
-                stack[depth, _MODE] = _STRUCT
-                stack[depth, _KIND] = elem
+                stack[new + _MODE] = _STRUCT
+                stack[new + _KIND] = elem
                 if elem == K_ROW_GROUP:
-                    stack[depth, _X1] = k
-                    if r < rows.size:
+                    stack[new + _X1] = k
+                    if r < rows_size:
                         rows[r] = -1
-                elif elem == K_CHUNK and k < chunks.shape[0]:
+                elif elem == K_CHUNK and k < capacity:
                     for i in range(NUM_CHUNK):
-                        chunks[k, i] = -1
+                        chunks[k * NUM_CHUNK + i] = -1
             elif t == T_MAP:
                 size, pos = _length(buf, pos)
-                stack[depth, _MODE] = _MAP
-                stack[depth, _COUNT] = 2 * size
-                stack[depth, _TYPES] = _byte(buf, pos) if size > 0 else 0
+                stack[new + _MODE] = _MAP
+                stack[new + _COUNT] = 2 * size
+                stack[new + _TYPES] = _byte(buf, pos) if size > 0 else 0
                 pos += 1 if size > 0 else 0
             else:
-                count, stack[depth, _TYPES], pos = _list_header(buf, pos)
-                stack[depth, _MODE] = _LIST
-                stack[depth, _COUNT] = count
-                stack[depth, _ELEM] = elem
+                count, stack[new + _TYPES], pos = _list_header(buf, pos)
+                stack[new + _MODE] = _LIST
+                stack[new + _COUNT] = count
+                stack[new + _ELEM] = elem
                 if kind == K_ROW_GROUPS:
                     bad = info[F_ROW_GROUPS] >= 0  # a second list of row groups
                     info[F_ROW_GROUPS] = count
@@ -328,8 +433,8 @@ def _walk(buf, info, chunks, rows, stack):
             depth += 1
         else:
             bad = True  # an unknown type, or nested over MAX_DEPTH levels
-        bad = bad or pos >= buf.size
-    return k, r, bad or pos >= buf.size
+        bad = bad or pos >= end
+    return k, r, bad or pos >= end
 
 
 @njit(cache=True, nogil=True)
@@ -351,30 +456,32 @@ def decode_footer(buf):
     6 min_value, 9 nan_count (parquet-format 2.13, PARQUET-2249); PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data
     page is dictionary-encoded, 0 when one is not, -1 without encoding statistics).
     """
-    stack = np.zeros((MAX_DEPTH, _FRAME), np.int64)
-    info = np.full(NUM_INFO, -1, np.int64)
+    buf = _input(buf)
+    stack = _ints(MAX_DEPTH * _FRAME, 0)
+    info = _ints(NUM_INFO, -1)
     # a column chunk with its metadata takes well over 32 bytes: one walk for real footers
-    capacity = max(256, buf.size // 32)
-    chunks = np.empty((capacity, NUM_CHUNK), np.int64)
-    rows = np.empty(capacity, np.int64)
+    capacity = max(256, len(buf) // 32)
+    chunks = _ints(capacity * NUM_CHUNK, -1)
+    rows = _ints(capacity, -1)
     for _ in range(2):
-        info[:] = -1
+        for i in range(NUM_INFO):
+            info[i] = -1
         info[F_COLUMN_ORDERS] = 0
         info[F_TYPE_ORDERS] = 0
         k, r, bad = _walk(buf, info, chunks, rows, stack)
-        if bad or (k <= chunks.shape[0] and r <= rows.size):
+        if bad or (k <= capacity and r <= len(rows)):
             break
-        chunks = np.empty((k, NUM_CHUNK), np.int64)
-        rows = np.empty(r, np.int64)
+        capacity = k
+        chunks = _ints(k * NUM_CHUNK, -1)
+        rows = _ints(r, -1)
     if r == 0:
         info[F_COLUMNS] = 0
     if bad or info[F_SCHEMA_START] < 0 or info[F_SCHEMA_END] < 0 or info[F_ROW_GROUPS] != r \
             or k != r * info[F_COLUMNS]:
         raise ValueError("the footer is truncated or malformed (or lacks a schema or row "
                          "groups)")
-    return info, chunks[:k], rows[:r]
-
-
+    return (_array(info, NUM_INFO), _array(chunks, k * NUM_CHUNK).reshape((k, NUM_CHUNK)),
+            _array(rows, r))
 
 
 @njit(cache=True, nogil=True)
@@ -390,44 +497,50 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     NaN count, -1 = none).
     """
     groups = chunks.shape[0] // columns if columns > 0 else 0
-    leaves = leaf_index.size
-    out = np.full((groups * leaves, NUM_SELECTED), -1, np.int64)
-    source = np.full(groups * leaves, -1, np.int64)  # the chunk row's first bound slot
+    buf, chunks = _input(buf), _flat(chunks)
+    leaf_index, leaf_type = _flat(leaf_index), _flat(leaf_type)
+    trust_new, trust_old = _flat(trust_new), _flat(trust_old)
+    leaves = len(leaf_index)
+    n = groups * leaves
+    out = _ints(n * NUM_SELECTED, -1)
+    source = _ints(n, -1)  # the chunk row's first bound slot
     total = 0
-    for k in range(groups * leaves):  # (2-D indexing only: a row view costs atomic counts)
-        c = (k // leaves) * columns + leaf_index[k % leaves]
+    for k in range(n):
+        c = ((k // leaves) * columns + leaf_index[k % leaves]) * NUM_CHUNK
         j = k % leaves
-        if chunks[c, C_TYPE] != leaf_type[j]:
+        o = k * NUM_SELECTED
+        if chunks[c + C_TYPE] != leaf_type[j]:
             continue
-        out[k, S_NULLS] = chunks[c, C_NULLS]
-        out[k, S_NUM_VALUES] = chunks[c, C_NUM_VALUES]
-        out[k, S_BLOOM_OFF] = chunks[c, C_BLOOM_OFF]
-        out[k, S_BLOOM_LEN] = chunks[c, C_BLOOM_LEN]
-        out[k, S_CODEC] = chunks[c, C_CODEC]
-        out[k, S_NANS] = chunks[c, C_NANS]
+        out[o + S_NULLS] = chunks[c + C_NULLS]
+        out[o + S_NUM_VALUES] = chunks[c + C_NUM_VALUES]
+        out[o + S_BLOOM_OFF] = chunks[c + C_BLOOM_OFF]
+        out[o + S_BLOOM_LEN] = chunks[c + C_BLOOM_LEN]
+        out[o + S_CODEC] = chunks[c + C_CODEC]
+        out[o + S_NANS] = chunks[c + C_NANS]
         # the dictionary page of a chunk whose data pages all use it: it lies before them
-        dict_off, data_off = chunks[c, C_DICT_OFF], chunks[c, C_DATA_OFF]
-        if chunks[c, C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
-            out[k, S_DICT_OFF] = dict_off
-            out[k, S_DICT_LEN] = data_off - dict_off
+        dict_off, data_off = chunks[c + C_DICT_OFF], chunks[c + C_DATA_OFF]
+        if chunks[c + C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
+            out[o + S_DICT_OFF] = dict_off
+            out[o + S_DICT_LEN] = data_off - dict_off
         if use_new:
             source[k] = C_MIN_OFF if trust_new[j] else -1
         else:
             source[k] = C_OLD_MIN_OFF if trust_old[j] else -1
         if source[k] >= 0:
             for side in range(2):  # min, then max
-                size = chunks[c, source[k] + 1 + 2 * side]
+                size = chunks[c + source[k] + 1 + 2 * side]
                 if size >= 0:
-                    out[k, S_MIN_START + 2 * side] = total
-                    out[k, S_MIN_LEN + 2 * side] = size
+                    out[o + S_MIN_START + 2 * side] = total
+                    out[o + S_MIN_LEN + 2 * side] = size
                     total += size
-    data = np.empty(total, np.uint8)
-    for k in range(groups * leaves):
-        c = (k // leaves) * columns + leaf_index[k % leaves]
+    data = _new_bytes(total)
+    for k in range(n):
+        c = ((k // leaves) * columns + leaf_index[k % leaves]) * NUM_CHUNK
+        o = k * NUM_SELECTED
         for side in range(2):
-            size = out[k, S_MIN_LEN + 2 * side]
-            start = out[k, S_MIN_START + 2 * side]
-            src = chunks[c, source[k] + 2 * side] if size > 0 else 0
+            size = out[o + S_MIN_LEN + 2 * side]
+            start = out[o + S_MIN_START + 2 * side]
+            src = chunks[c + source[k] + 2 * side] if size > 0 else 0
             for i in range(max(size, 0)):
                 data[start + i] = buf[src + i]
-    return data, out
+    return _bytes(data), _array(out, n * NUM_SELECTED).reshape((n, NUM_SELECTED))

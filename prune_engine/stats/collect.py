@@ -31,6 +31,7 @@ Spark executor), with the partition types of the whole listing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -80,12 +81,16 @@ def _read_one(f: SourceFile, columns, filesystem, indexes: dict):
 
 def _progress(total: int, progress: bool | None):
     show = (sys.stderr.isatty() if progress is None else bool(progress)) and total > 1
-    if show:
-        from tqdm.auto import tqdm
-    else:  # a disabled bar: tqdm.auto would look for (and warn about) notebook widgets
-        from tqdm import tqdm
-    return tqdm(total=total, disable=not show, unit="file", desc="reading footers",
-                leave=False)
+    if not show:  # no tqdm at all: even a disabled bar makes a multiprocessing lock, whose
+        return contextlib.nullcontext(_NoBar())  # imports cost a Spark task 0.1 s
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="file", desc="reading footers", leave=False)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
 
 
 def read_footers(files: list[SourceFile], columns, filesystem, threads: int | None,

@@ -152,3 +152,49 @@ def test_a_process_that_only_merges_statistics_never_imports_numba(tmp_path):
                           str(tmp_path / "part1")], capture_output=True, text=True, check=True,
                          timeout=300)
     assert run.stdout.split() == ["2", "False"], run.stderr
+
+
+def _varints(rng) -> list[bytes]:
+    """Byte strings that start with varints of every length (1 to 11 bytes, continuation
+    bits on the last one too), with the extreme payloads, and random bytes."""
+    out = [b"\x00", b"\x7f", b"\x80\x01", b"\xff" * 9 + b"\x01", b"\xff" * 10 + b"\x01",
+           b"\xff" * 11, b"\x80" * 10, b"\xfe" + b"\xff" * 8 + b"\x7f"]
+    for size in range(1, 12):
+        for _ in range(20):
+            body = rng.integers(0x80, 0x100, size - 1).astype(np.uint8).tobytes()
+            out.append(body + bytes([int(rng.integers(0, 0x100))]))
+    out += [rng.integers(0, 256, int(rng.integers(1, 24))).astype(np.uint8).tobytes()
+            for _ in range(300)]
+    return out
+
+
+def test_the_twins_stand_ins_read_bytes_as_the_compiled_functions(twins):
+    """The plain-Python stand-ins (``_twin_*``) of the varint readers give what the compiled
+    functions give, as plain ints, at every position, past the end included."""
+    rng = np.random.default_rng(11)
+    for raw in _varints(rng):
+        buf = np.frombuffer(raw + b"\x00", np.uint8)  # padded as decode_footer takes it
+        data = buf.tobytes()
+        for pos in range(len(raw) + 2):
+            assert _thrift._twin_byte(data, pos) == _thrift._byte(buf, pos)
+            for name in ("uvarint", "int", "length"):
+                value, end = getattr(_thrift, f"_twin_{name}")(data, pos)
+                expected, expected_end = getattr(_thrift, f"_{name}")(buf, pos)
+                assert (int(value), end) == (int(expected), expected_end), (name, raw, pos)
+                assert type(value) is int
+
+
+def test_one_child_compiles_at_a_time():
+    """While one process holds the compile lock of a module, another waits for it."""
+    from prune_engine._warm import compiling_alone
+
+    code = ("from prune_engine._warm import compiling_alone\n"
+            "with compiling_alone('some.kernels'):\n"
+            "    print('compiling')\n")
+    with compiling_alone("some.kernels"):
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                 text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=3)
+    out, _ = child.communicate(timeout=60)
+    assert out.strip() == "compiling"
