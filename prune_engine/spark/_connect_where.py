@@ -87,10 +87,12 @@ class _Ref:
 
 @dataclass
 class _Const:
-    """A constant sub-expression (no column), evaluated by Spark: a Connect Column."""
+    """A constant sub-expression (no column), evaluated by Spark: a Connect Column; ``known``:
+    the value of a plain decimal integer (``42``, ``-7``), which needs no evaluation."""
 
     column: Any
     probe: int = -1
+    known: int | None = None
 
 
 @dataclass
@@ -162,7 +164,8 @@ class _SqlReader:
             return _Ref(path) if path is not None else _Opaque("column")
         if self._constant(e):
             sql = self._constant_sql(e)
-            return _Const(_connect_functions().expr(sql)) if sql else _Opaque("constant")
+            return _Const(_connect_functions().expr(sql), known=self._known_int(e)) if sql \
+                else _Opaque("constant")
         if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
             return _Call("isnull", [self.read(e.this)])
         if isinstance(e, exp.In):
@@ -231,6 +234,19 @@ class _SqlReader:
             elif isinstance(node, exp.Func) and _VOLATILE.search(type(node).__name__):
                 return False
         return True
+
+    def _known_int(self, e) -> int | None:
+        """The value of ``e`` when it is a decimal integer as written (digits, maybe negated):
+        exact whichever integer type Spark gives it (the probe's type says which)."""
+        from sqlglot import exp
+
+        sign = -1 if isinstance(e, exp.Neg) else 1
+        e = e.this if sign < 0 else e
+        if not isinstance(e, exp.Literal) or e.is_string or "start" not in e.meta \
+                or "end" not in e.meta:
+            return None
+        text = self.text[e.meta["start"]:e.meta["end"] + 1]
+        return sign * int(text) if re.fullmatch(r"[0-9]+", text) else None
 
     def _constant_sql(self, e) -> str | None:
         """Spark SQL text of ``e`` with every literal as written (Spark reads its own string
@@ -671,8 +687,9 @@ def predicate(df, where, stats) -> n.Expr:
             "spark.sql.ansi.doubleQuotedIdentifiers", "false")).lower() == "true":
         syntax = None  # "x" is a column name here, a string to sqlglot: not read
     probes: list = []
+    known: dict[int, int] = {}
     if syntax is not None:
-        _number_probes(syntax, probes)
+        _number_probes(syntax, probes, known)
     probe_types = _analyse(df, where, probes)
     if syntax is None or probe_types is None:
         return UNREAD
@@ -681,7 +698,7 @@ def predicate(df, where, stats) -> n.Expr:
     builder = _Builder(df.schema, str(conf.get("spark.sql.caseSensitive")).lower() == "true",
                        ansi, probe_types)
     root = builder.predicate(syntax)
-    if not _fill_literals(session, builder, probes, root):
+    if not _fill_literals(session, builder, probes, known, root):
         return UNREAD
     from prune_engine.spark._session import partition_names
 
@@ -690,12 +707,15 @@ def predicate(df, where, stats) -> n.Expr:
     return translator.predicate(root)
 
 
-def _number_probes(item, probes: list) -> None:
-    """Give every constant and cast its index among the probes Spark types."""
+def _number_probes(item, probes: list, known: dict[int, int]) -> None:
+    """Give every constant and cast its index among the probes Spark types; ``known``: the
+    values of the constants known as written, by probe."""
     stack = [item]
     while stack:
         cur = stack.pop()
         if isinstance(cur, _Const):
+            if cur.known is not None:
+                known[len(probes)] = cur.known
             cur.probe = len(probes)
             probes.append(cur.column)
         elif isinstance(cur, _Call):
@@ -726,14 +746,28 @@ def _analyse(df, where, probes: list) -> list | None:
     return [_json_type(f.dataType) for f in schema.fields[:len(probes)]]
 
 
-def _fill_literals(session, builder: _Builder, probes: list, root: _Node) -> bool:
+#: the integer types of Spark and their widths
+_INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
+
+
+def _fill_literals(session, builder: _Builder, probes: list, known: dict[int, int],
+                   root: _Node) -> bool:
     """Evaluate every literal's constant, cast as its node says, in one Spark call, and put
-    the exact values in the nodes; False when Spark fails (the where prunes nothing)."""
+    the exact values in the nodes; False when Spark fails (the where prunes nothing). An
+    integer as written, used at an integer type that holds it, needs no call (``known``)."""
     from pyspark.sql.types import _parse_datatype_json_value
 
     escapes = [node for node in _walk(root) if "escape_probe" in node.given]
-    columns, readers = [], []
+    asked = []
     for lit in builder.literals:
+        value = known.get(lit.probe)
+        bits = _INTEGER_BITS.get(lit.spark_type) if isinstance(lit.spark_type, str) else None
+        if value is not None and bits and -(1 << bits - 1) <= value < 1 << bits - 1:
+            lit.node.fields["value"] = value  # the same at every integer type it fits
+        else:
+            asked.append(lit)
+    columns = []
+    for lit in asked:
         column = probes[lit.probe]
         if lit.spark_type != builder.probe_types[lit.probe]:
             column = column.cast(_parse_datatype_json_value(lit.spark_type))
@@ -749,10 +783,10 @@ def _fill_literals(session, builder: _Builder, probes: list, root: _Node) -> boo
         log.info("Spark cannot evaluate the where's constants (%s): no file is pruned",
                  str(e).splitlines()[0] if str(e) else type(e).__name__)
         return False
-    for i, lit in enumerate(builder.literals):
+    for i, lit in enumerate(asked):
         _set_value(lit.node, lit.spark_type, table.column(i))
     for j, node in enumerate(escapes):
-        value = table.column(len(builder.literals) + j).to_pylist()[0]
+        value = table.column(len(asked) + j).to_pylist()[0]
         if isinstance(value, str) and len(value) == 1:
             node.given["escape"] = value
         else:

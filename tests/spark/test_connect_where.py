@@ -121,6 +121,22 @@ def test_a_constant_spark_fails_on_prunes_nothing(base, lake):
     assert len(_kept(base, "i = '7'", stats)) < 12
 
 
+def test_integers_as_written_need_no_spark_call(base, lake, monkeypatch):
+    """A where whose constants are all decimal integers is read without evaluating them in
+    Spark (one round trip less per read), and prunes as when Spark evaluates them."""
+    stats = lake[1]
+    where = "l > 25 OR l IN (3, -47) OR i = 7 OR l BETWEEN 9223372036854775800 AND 2"
+    evaluated = _kept(base, where + " OR l = CAST('13' AS BIGINT)", stats)
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("the constants were sent to Spark")
+
+    monkeypatch.setattr(type(base.sparkSession), "range", no_call)
+    kept = _kept(base, where, stats)
+    assert 0 < len(kept) < 12
+    assert kept <= evaluated
+
+
 _TYPES = ["tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)",
           "decimal(38,0)", "decimal(5,4)", "string", "date", "timestamp", "timestamp_ntz",
           "boolean", "binary"]
