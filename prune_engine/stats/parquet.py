@@ -464,8 +464,7 @@ def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None,
             kernels=None) -> FileFooter:
     kernels = kernels or FOOTER_KERNELS.get()
     try:
-        with np.errstate(over="ignore"):  # the Python twins wrap around as numba does
-            info, chunks, num_rows = kernels.decode_footer(footer)
+        info, chunks, num_rows = kernels.decode_footer(footer)
     except (ValueError, IndexError, OverflowError) as e:  # the latter two: from the twins
         raise ValueError(f"corrupt footer: {e}") from None
     if (num_rows < 0).any():
