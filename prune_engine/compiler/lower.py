@@ -101,9 +101,9 @@ class Lowering:
                 stack.extend(reversed(pending))
                 continue
             stack.pop()
+            sql = n.render(node, texts)  # (first: it renders the other parts' text in one go)
             parts = tuple(done[id(a)] if type(a) in _JUNCTIONS else predicate(a) for a in node.args)
-            kind = c.AllOf if type(node) is n.And else c.AnyOf
-            done[id(node)] = kind(parts, sql=n.render(node, texts))
+            done[id(node)] = (c.AllOf if type(node) is n.And else c.AnyOf)(parts, sql=sql)
         return done[id(e)]
 
     def predicate(self, e: n.Expr) -> c.Check:
@@ -256,8 +256,8 @@ class Lowering:
         d = operand.domain
         if lit.value is None:
             return c.Const(False, sql=sql)
-        if type(lit.value) is int and lit.type is None and type(d) is IntDomain:
-            return self._point(operand, op, lit.value, sql)  # (the most common: exact, IntDomain.coerce)
+        if _plain_int(d, lit):  # (the most common)
+            return self._point(operand, op, lit.value, sql)
         co = coerce_literal(d, lit)
         if co.kind == "exact":  # (the most common)
             return self._point(operand, op, co.lo, sql)
@@ -390,18 +390,19 @@ class Lowering:
         if e.negated:
             if any(v.value is None for v in values):
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
-            exact = [co.lo for co in (coerce_literal(d, v) for v in values)
-                     if co.kind == "exact" and _in_limits(d, co.lo)]
+            exact = [x for x in (_exact_value(d, v) for v in values) if x is not _INEXACT]
             return self._index_tests(op, values, True, c.NotInSet(op, d.sorted_set(exact), d, sql=sql),
                                      sql)
         exact, ranges, has_nan = [], [], False
         for v in values:
             if v.value is None:
                 continue
+            x = _exact_value(d, v)
+            if x is not _INEXACT:
+                exact.append(x)
+                continue
             co = coerce_literal(d, v)
-            if co.kind == "exact" and _in_limits(d, co.lo):
-                exact.append(co.lo)
-            elif co.kind == "nan":
+            if co.kind == "nan":
                 has_nan = True
             elif co.kind == "fuzzy":
                 ranges.append(self.compare_literal(op, "=", v, sql))
@@ -549,6 +550,36 @@ def coerce_literal(d, lit: n.Literal):
         return Coerced("fuzzy", math.floor((Fraction(lit.value) - step) * per),
                        math.ceil((Fraction(lit.value) + step) * per))
     return co
+
+
+def _plain_int(d, lit: n.Literal) -> bool:
+    """Is ``lit`` an untyped Python int against an integer domain ``d``, which it meets exactly
+    at its own value (:meth:`IntDomain.coerce`)? The common literal, taken in one step."""
+    return type(lit.value) is int and lit.type is None and type(d) is IntDomain
+
+
+#: what :func:`_exact_value` gives for a literal that meets no value of the domain exactly
+_INEXACT = object()
+
+
+def _exact_value(d, lit: n.Literal):
+    """The value of domain ``d`` that ``lit`` meets exactly (:func:`coerce_literal`), if it is
+    within the type's limits; else :data:`_INEXACT`.
+
+    >>> d = IntDomain(pa.int8())
+    >>> _exact_value(d, n.Literal(5)), _exact_value(d, n.Literal(2.0))
+    (5, 2)
+    >>> _exact_value(d, n.Literal(500)) is _INEXACT, _exact_value(d, n.Literal(2.5)) is _INEXACT
+    (True, True)
+    """
+    if _plain_int(d, lit):
+        v = lit.value
+    else:
+        co = coerce_literal(d, lit)
+        if co.kind != "exact":
+            return _INEXACT
+        v = co.lo
+    return v if _in_limits(d, v) else _INEXACT
 
 
 def _as_float(lit: n.Literal, to: pa.DataType | None) -> n.Literal:

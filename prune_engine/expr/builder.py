@@ -40,8 +40,12 @@ def _node(value: Any) -> n.Expr:
 def _operand(kind: type, value: Any):
     """An operand of a ``kind`` chain: a chain of the same kind not built yet stays linked
     (built once, with the whole chain); anything else becomes its node now."""
-    if isinstance(value, Builder) and value._node is None and value._op is kind:
-        return value
+    if type(value) is Builder:  # (the common case, in one step)
+        node = value._node
+        if node is not None:
+            return node
+        if value._op is kind:
+            return value
     return _node(value)
 
 
@@ -121,7 +125,8 @@ class Builder:
 
     # comparisons -------------------------------------------------------------------------
     def _cmp(self, op: str, other: Any) -> "Builder":
-        return Builder(n.Compare(op, self.node, _node(other)))
+        return Builder(n.Compare(op, self.node if self._node is None else self._node,
+                                 n.Literal(other) if type(other) in _PLAIN else _node(other)))
 
     def __eq__(self, other):  # type: ignore[override]
         return self._cmp("=", other)
