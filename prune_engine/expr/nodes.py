@@ -318,6 +318,8 @@ class Literal(Expr):
 
     def _sql(self, text) -> str:
         v = self.value
+        if type(v) is int:  # (the most common)
+            return str(v)
         if v is None:
             return "NULL"
         if isinstance(v, bool):
