@@ -41,9 +41,9 @@ __all__ = ["read"]
 
 _NAME_PART = r'(?:[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")+"|`[^`]+`)'
 #: one token per match, after optional whitespace: (a (dotted) name, a number, an operator,
-#: a string) or any other character (which declines; whitespace at the end is no token). A number or name must not run into a
-#: letter, digit, dot or quote, an operator not into another operator character (``--`` is a
-#: comment, ``->`` an arrow, ``=-`` may be either).
+#: a string) or any other character (which declines; whitespace at the end is no token). A
+#: number or name must not run into a letter, digit, dot or quote, an operator not into
+#: another operator character (``--`` is a comment, ``->`` an arrow, ``=-`` may be either).
 _TOKEN = re.compile(r"""[ \t\r\n]*(?:(
     {part}(?:\.{part})*(?![A-Za-z0-9_.'"`$])
   | (?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.'"`])

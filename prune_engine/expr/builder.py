@@ -113,15 +113,14 @@ class Builder:
 
     @classmethod
     def _link(cls, op: Any, left: Any, right: Any) -> "Builder":
+        """A chain or comparison ``op`` of ``left`` and ``right``, not built yet."""
         out = cls.__new__(cls)
         out._node, out._op, out._left, out._right = None, op, left, right
         return out
 
     @classmethod
     def _chain(cls, kind: type, left: Any, right: Any) -> "Builder":
-        out = cls.__new__(cls)
-        out._node, out._op, out._left, out._right = None, kind, _operand(kind, left), _operand(kind, right)
-        return out
+        return cls._link(kind, _operand(kind, left), _operand(kind, right))
 
     @property
     def node(self) -> n.Expr:
