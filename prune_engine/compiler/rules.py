@@ -108,7 +108,8 @@ def settled(e: n.Expr) -> bool:
     form every rule of :data:`RULES` leaves as it is (a new rule that would rewrite one must
     change this), so that :func:`bottom_up` need not show it to them.
 
-    >>> settled(n.Compare(">", n.Column("x"), n.Literal(5))), settled(n.Compare(">", n.Literal(5), n.Column("x")))
+    >>> x, five = n.Column("x"), n.Literal(5)
+    >>> settled(n.Compare(">", x, five)), settled(n.Compare("<", five, x))
     (True, False)
     """
     return type(e) is n.Compare and type(e.left) is n.Column and type(e.right) is n.Literal

@@ -167,7 +167,8 @@ def _whole_text_tokens(text: str):
 
 
 @pytest.mark.parametrize("text", [
-    "x>5 AND  (y = 1\tOR\nz<=-2)", "x = 1  OR x=2 OR x = 3 ", " x = 007 ", "a.b.c = 1.5e3 AND NOT (d IS NULL)",
+    "x>5 AND  (y = 1\tOR\nz<=-2)", "x = 1  OR x=2 OR x = 3 ", " x = 007 ",
+    "a.b.c = 1.5e3 AND NOT (d IS NULL)",
     "x = - - 1", "x = -- 1", "x = \u00b2", "x = 1\u00a0", "x=1 AND y<>1 AND x=1", "", "   ", "x IN (1,2, 3)",
     "x = 5 AND s = 'a b' AND t = \"c d\" = 1", "`a b` = 1 OR x = 2"])
 def test_tokens_piece_by_piece_as_in_one_pass(text):
