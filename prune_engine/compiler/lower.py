@@ -32,6 +32,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.layout import ColumnInfo
 
 UNKNOWN = "unknown"
+_JUNCTIONS = frozenset({n.And, n.Or})
 
 #: the result of comparing with a literal outside every value of the domain
 _BELOW = {"=": False, "!=": "value", "<": False, "<=": False, ">": "value", ">=": "value"}
@@ -85,24 +86,35 @@ class Lowering:
                 return self.lower(e)
             finally:
                 self._texts = None
-        texts = self._texts
-
-        def combine(node: n.Expr, parts: list) -> c.Check:
-            if isinstance(node, (n.And, n.Or)):
-                kind = c.AllOf if isinstance(node, n.And) else c.AnyOf
-                return kind(tuple(parts), sql=n.render(node, texts))
-            return self.predicate(node)
-
-        return n.fold(e, lambda node: node.args if isinstance(node, (n.And, n.Or)) else (),
-                      combine)
+        if type(e) not in _JUNCTIONS:
+            return self.predicate(e)
+        texts, predicate = self._texts, self.predicate
+        done: dict[int, c.Check] = {}  # id of an AND / OR of ``e`` -> its test
+        stack = [e]
+        while stack:  # each AND / OR after those among its parts; the other parts in its turn
+            node = stack[-1]
+            if id(node) in done:
+                stack.pop()
+                continue
+            pending = [a for a in node.args if type(a) in _JUNCTIONS and id(a) not in done]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            stack.pop()
+            sql = n.render(node, texts)  # (first: it renders the other parts' text in one go)
+            parts = tuple(done[id(a)] if type(a) in _JUNCTIONS else predicate(a) for a in node.args)
+            done[id(node)] = (c.AllOf if type(node) is n.And else c.AnyOf)(parts, sql=sql)
+        return done[id(e)]
 
     def predicate(self, e: n.Expr) -> c.Check:
         """The test of one predicate (anything but AND and OR)."""
+        if type(e) is n.Compare:  # (the most common)
+            return self._compare(e)
         if isinstance(e, n.Literal):
             if e.value is None or isinstance(e.value, (bool, int, float)):
                 return c.Const(bool(e.value), sql=self.text(e))
             raise TypeMismatchError(f"a predicate cannot be the literal {e}")
-        if isinstance(e, (n.And, n.Or)):
+        if type(e) in _JUNCTIONS:
             return self.lower(e)
         if isinstance(e, n.Compare):
             return self._compare(e)
@@ -223,27 +235,32 @@ class Lowering:
     # comparisons -------------------------------------------------------------------------
     def _compare(self, e: n.Compare) -> c.Check:
         left, right = e.left, e.right
+        sql = self.text(e)
         if isinstance(right, n.Literal):
             op = self.operand(left)
             if op is None:
-                return c.Const(True, sql=self.text(e))
-            check = self.compare_literal(op, e.op, right, self.text(e))
+                return c.Const(True, sql=sql)
+            check = self.compare_literal(op, e.op, right, sql)
             if e.op == "=" and isinstance(op, ColumnOperand) and op.info.ngram and isinstance(right.value, str):
-                probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=self.text(e))
-                check = c.AllOf((check, probe), sql=self.text(e))
+                probe = c.IndexProbe(op.info, "equals", ([right.value],), sql=sql)
+                check = c.AllOf((check, probe), sql=sql)
             if e.op in ("=", "!="):
-                check = self._index_tests(op, [right], e.op == "!=", check, self.text(e))
+                check = self._index_tests(op, [right], e.op == "!=", check, sql)
             return check
         a, b = self.operand(left), self.operand(right)
         if a is None or b is None:
-            return c.Const(True, sql=self.text(e))
-        return self._compare_columns(a, e.op, b, self.text(e))
+            return c.Const(True, sql=sql)
+        return self._compare_columns(a, e.op, b, sql)
 
     def compare_literal(self, operand, op: str, lit: n.Literal, sql: str) -> c.Check:
         d = operand.domain
         if lit.value is None:
             return c.Const(False, sql=sql)
+        if _plain_int(d, lit):  # (the most common)
+            return self._point(operand, op, lit.value, sql)
         co = coerce_literal(d, lit)
+        if co.kind == "exact":  # (the most common)
+            return self._point(operand, op, co.lo, sql)
         if co.kind == "nan":
             return self._outcome(operand, _NAN[op], sql)
         if co.kind == "below":
@@ -266,7 +283,8 @@ class Lowering:
 
     def _point(self, operand, op: str, v, sql: str) -> c.Check:
         """``operand op v`` for a value ``v`` on the domain's grid, maybe outside its range."""
-        tmin, tmax = operand.domain.limits
+        domain = operand.domain
+        tmin, tmax = domain.limits
         if not isinstance(operand, ColumnOperand) and ((tmin is not None and v < tmin) or (tmax is not None and v > tmax)):
             # arithmetic may leave the type's range (engines compute it exactly, or fail):
             # a literal beyond the range proves nothing
@@ -275,7 +293,7 @@ class Lowering:
             return self._outcome(operand, _BELOW[op], sql)
         if tmax is not None and v > tmax:
             return self._outcome(operand, _ABOVE[op], sql)
-        return c.CmpLit(operand, op, operand.domain.scalar(v), operand.domain, sql=sql)
+        return c.CmpLit(operand, op, domain.scalar(v), domain, sql=sql)
 
     @staticmethod
     def _outcome(operand, what, sql: str) -> c.Check:
@@ -372,18 +390,19 @@ class Lowering:
         if e.negated:
             if any(v.value is None for v in values):
                 return c.Const(False, sql=sql)  # x NOT IN (.., NULL) is never TRUE
-            exact = [co.lo for co in (coerce_literal(d, v) for v in values)
-                     if co.kind == "exact" and _in_limits(d, co.lo)]
+            exact = [x for x in (_exact_value(d, v) for v in values) if x is not _INEXACT]
             return self._index_tests(op, values, True, c.NotInSet(op, d.sorted_set(exact), d, sql=sql),
                                      sql)
         exact, ranges, has_nan = [], [], False
         for v in values:
             if v.value is None:
                 continue
+            x = _exact_value(d, v)
+            if x is not _INEXACT:
+                exact.append(x)
+                continue
             co = coerce_literal(d, v)
-            if co.kind == "exact" and _in_limits(d, co.lo):
-                exact.append(co.lo)
-            elif co.kind == "nan":
+            if co.kind == "nan":
                 has_nan = True
             elif co.kind == "fuzzy":
                 ranges.append(self.compare_literal(op, "=", v, sql))
@@ -506,6 +525,8 @@ def coerce_literal(d, lit: n.Literal):
     zone-less timestamp may mean either its wall time (DuckDB 2, PostgreSQL, Spark) or its
     instant (DuckDB 1.x for TIMESTAMP_NS): anything between the two."""
     value, instant = lit.value, None
+    if lit.type is None and not isinstance(value, str):  # (what the rest makes of it, in one step)
+        return d.coerce(value)
     if isinstance(value, str) and isinstance(d, TemporalDomain):
         try:
             written = read_timestamp_text(value)
@@ -529,6 +550,36 @@ def coerce_literal(d, lit: n.Literal):
         return Coerced("fuzzy", math.floor((Fraction(lit.value) - step) * per),
                        math.ceil((Fraction(lit.value) + step) * per))
     return co
+
+
+def _plain_int(d, lit: n.Literal) -> bool:
+    """Is ``lit`` an untyped Python int against an integer domain ``d``, which it meets exactly
+    at its own value (:meth:`IntDomain.coerce`)? The common literal, taken in one step."""
+    return type(lit.value) is int and lit.type is None and type(d) is IntDomain
+
+
+#: what :func:`_exact_value` gives for a literal that meets no value of the domain exactly
+_INEXACT = object()
+
+
+def _exact_value(d, lit: n.Literal):
+    """The value of domain ``d`` that ``lit`` meets exactly (:func:`coerce_literal`), if it is
+    within the type's limits; else :data:`_INEXACT`.
+
+    >>> d = IntDomain(pa.int8())
+    >>> _exact_value(d, n.Literal(5)), _exact_value(d, n.Literal(2.0))
+    (5, 2)
+    >>> _exact_value(d, n.Literal(500)) is _INEXACT, _exact_value(d, n.Literal(2.5)) is _INEXACT
+    (True, True)
+    """
+    if _plain_int(d, lit):
+        v = lit.value
+    else:
+        co = coerce_literal(d, lit)
+        if co.kind != "exact":
+            return _INEXACT
+        v = co.lo
+    return v if _in_limits(d, v) else _INEXACT
 
 
 def _as_float(lit: n.Literal, to: pa.DataType | None) -> n.Literal:

@@ -64,10 +64,11 @@ _TERMINAL = frozenset({n.Column, n.Literal})
 def bottom_up(e: n.Expr, fn) -> n.Expr:
     """Apply ``fn`` to every node, children first, each node seeing its rewritten children;
     on an explicit stack (trees may be thousands deep), each shared subtree once. Bare columns
-    and literals (:data:`_TERMINAL`) are left as they are, except at the root.
+    and literals (:data:`_TERMINAL`) and comparisons of a column with a literal (``x = 5``,
+    :func:`settled`: most nodes of a long chain) are left as they are, except at the root.
 
-    A node whose operands are all terminal (``x = 5``: most nodes of a long chain) is
-    rewritten as its parent meets it, without a trip through the stack.
+    A node whose operands are all terminal (``5 < x``) is rewritten as its parent meets it,
+    without a trip through the stack.
 
     >>> str(bottom_up(n.And((n.IsNull(n.Column("a")), n.Column("b"))),
     ...               lambda x: x.invert() if isinstance(x, n.IsNull) else x))
@@ -81,22 +82,37 @@ def bottom_up(e: n.Expr, fn) -> n.Expr:
             stack.pop()
             continue
         kids = _operands(node)
-        pending = []
-        for k in kids:
-            if type(k) in _TERMINAL or id(k) in done:
+        new, pending, changed = [], [], False
+        for k in kids:  # (one pass: the kids of long chains are many)
+            if type(k) in _TERMINAL or settled(k):
+                new.append(k)
                 continue
-            if _all_terminal(k):
-                done[id(k)] = fn(k)
-            else:
-                pending.append(k)
+            got = done.get(id(k))
+            if got is None:
+                if not _all_terminal(k):
+                    pending.append(k)
+                    continue
+                got = done[id(k)] = fn(k)
+            new.append(got)
+            changed = changed or got is not k
         if pending:
             stack.extend(reversed(pending))
             continue
         stack.pop()
-        new = [k if type(k) in _TERMINAL else done[id(k)] for k in kids]
-        changed = any(a is not b for a, b in zip(new, kids))
         done[id(node)] = fn(_rebuild(node, new) if changed else node)
     return done[id(e)]
+
+
+def settled(e: n.Expr) -> bool:
+    """Is ``e`` a comparison of a bare column with a literal (``x > 5``)? Such a node is in the
+    form every rule of :data:`RULES` leaves as it is (a new rule that would rewrite one must
+    change this), so that :func:`bottom_up` need not show it to them.
+
+    >>> x, five = n.Column("x"), n.Literal(5)
+    >>> settled(n.Compare(">", x, five)), settled(n.Compare("<", five, x))
+    (True, False)
+    """
+    return type(e) is n.Compare and type(e.left) is n.Column and type(e.right) is n.Literal
 
 
 def _all_terminal(e: n.Expr) -> bool:
@@ -263,22 +279,19 @@ def _fold_in_list(e: n.Expr) -> n.Expr:
         return e
     op = "=" if isinstance(e, n.Or) else "!="
     keys = [_in_list_key(a, op) for a in e.args]
-    counts: dict = {}
-    for key in keys:
-        if key is not None:
-            counts[key] = counts.get(key, 0) + 1
-    if not any(c > 1 for c in counts.values()):
-        return e
-    members: dict = {}  # a key folded -> its comparisons, in order
+    groups: dict = {}  # a key -> its comparisons, in order (None once folded)
     for a, key in zip(e.args, keys):
-        if key is not None and counts[key] > 1:
-            members.setdefault(key, []).append(a)
+        if key is not None:
+            groups.setdefault(key, []).append(a)
+    if all(len(group) == 1 for group in groups.values()):
+        return e
     out: list[n.Expr] = []
     for a, key in zip(e.args, keys):
-        if key is None or counts[key] == 1:
+        group = None if key is None else groups[key]
+        if key is None or (group is not None and len(group) == 1):
             out.append(a)
-        elif key in members:  # the first of its group: the whole group, here
-            group = members.pop(key)
+        elif group is not None:  # the first of its group: the whole group, here
+            groups[key] = None
             values = tuple(dict.fromkeys(m.right for m in group))
             out.append(n.InList(group[0].left, values, negated=op == "!="))
     return out[0] if len(out) == 1 else type(e)(tuple(out))
@@ -319,6 +332,8 @@ def push_not(e: n.Expr, negate: bool = False, leaf=None) -> n.Expr:
         return node, neg
 
     def form(node, neg):  # a predicate (no AND, OR or NOT): its form
+        if type(node) is n.Compare and not neg and leaf is None:
+            return node  # (the most common: what widen_leaf and complement make of it)
         out = rule(node, neg)
         return complement(node, neg) if out is None else out
 
@@ -470,38 +485,48 @@ def simplify(e: n.Expr) -> n.Expr:
 
 def _simplify_node(e: n.Expr) -> n.Expr:
     """:func:`simplify` of one node whose children are simplified."""
+    if type(e) is n.Compare and type(e.left) is not n.Literal:  # (the most common: as it is)
+        return e
     if isinstance(e, (n.And, n.Or)):
-        absorbing, neutral = (False, True) if isinstance(e, n.And) else (True, False)
-        out: list[n.Expr] = []
-        seen: set = set()
-        for a in e.args:
-            parts = a.args if isinstance(a, type(e)) else (a,)
-            for p in parts:
-                if isinstance(p, n.Literal):  # (only literals are constants)
-                    c = _truth(p)
-                    if c is absorbing or (c is None and isinstance(e, n.And)):
-                        return n.Literal(absorbing)
-                    if c is neutral or c is None:
-                        continue
-                try:
-                    before = len(seen)
-                    seen.add(p)  # (hashed once)
-                    if len(seen) == before:
-                        continue
-                except TypeError:  # an unhashable literal below: compare with each
-                    if p in out:
-                        continue
-                out.append(p)
-        if not out:
-            return n.Literal(neutral)
-        if len(out) == 1:
-            return out[0]
-        return e if len(out) == len(e.args) and all(a is b for a, b in zip(out, e.args)) else type(e)(tuple(out))
+        return _simplify_junction(e)
     if isinstance(e, n.Compare) and isinstance(e.left, n.Literal) and isinstance(e.right, n.Literal):
         return n.Literal(_compare_literals(e.op, e.left.value, e.right.value))
     if isinstance(e, n.IsNull) and isinstance(e.arg, n.Literal):
         return n.Literal((e.arg.value is None) != e.negated)
     return e
+
+
+def _simplify_junction(e: "n.And | n.Or") -> n.Expr:
+    """:func:`simplify` of an AND or OR whose parts are simplified (and flat: the nodes splice
+    in parts of their own kind). Constants (only literals are) absorb the whole, or drop out;
+    the other parts are kept once each, in order.
+
+    >>> x = n.Compare(">", n.Column("x"), n.Literal(1))
+    >>> str(_simplify_junction(n.Or((x, n.FALSE, x, n.NULL)))), str(_simplify_junction(n.Or((x, n.TRUE))))
+    ('x > 1', 'TRUE')
+    """
+    absorbing, neutral = (False, True) if isinstance(e, n.And) else (True, False)
+    args = e.args
+    if any(isinstance(a, type(e)) for a in args):  # (not from the node classes, which splice)
+        args = tuple(p for a in args for p in (a.args if isinstance(a, type(e)) else (a,)))
+    constants = [p for p in args if isinstance(p, n.Literal)]
+    for p in constants:
+        c = _truth(p)
+        if c is absorbing or (c is None and isinstance(e, n.And)):
+            return n.Literal(absorbing)
+    parts = [p for p in args if not isinstance(p, n.Literal)] if constants else args
+    try:
+        out = list(dict.fromkeys(parts))  # each part hashed once
+    except TypeError:  # an unhashable literal below: compare with each
+        out = []
+        for p in parts:
+            if p not in out:
+                out.append(p)
+    if not out:
+        return n.Literal(neutral)
+    if len(out) == 1:
+        return out[0]
+    return e if args is e.args and len(out) == len(args) else type(e)(tuple(out))  # (nothing dropped: e)
 
 
 def _truth(e: n.Expr):

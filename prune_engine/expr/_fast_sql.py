@@ -41,16 +41,16 @@ __all__ = ["read"]
 
 _NAME_PART = r'(?:[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")+"|`[^`]+`)'
 #: one token per match, after optional whitespace: (a (dotted) name, a number, an operator,
-#: a string) or any other character (which declines). A number or name must not run into a
-#: letter, digit, dot or quote, an operator not into another operator character (``--`` is a
-#: comment, ``->`` an arrow, ``=-`` may be either).
+#: a string) or any other character (which declines; whitespace at the end is no token). A
+#: number or name must not run into a letter, digit, dot or quote, an operator not into
+#: another operator character (``--`` is a comment, ``->`` an arrow, ``=-`` may be either).
 _TOKEN = re.compile(r"""[ \t\r\n]*(?:(
     {part}(?:\.{part})*(?![A-Za-z0-9_.'"`$])
   | (?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_.'"`])
   | (?:<=>|<>|!=|==|<=|>=|=|<|>|-)(?![-<>=!~@&|^*/%+:#?.$])
   | [(),]
   | '(?:[^']|'')*'(?!['"`])
-  )|(.))""".format(part=_NAME_PART), re.VERBOSE | re.DOTALL)
+  )|([^ \t\r\n]))""".format(part=_NAME_PART), re.VERBOSE | re.DOTALL)
 _OPERATORS = frozenset({"<=>", "<>", "!=", "==", "<=", ">=", "=", "<", ">", "-", "(", ")", ","})
 
 _CMP = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -108,17 +108,34 @@ def read(text: str) -> n.Expr | None:
 def _tokens(text: str) -> tuple[list[str], list]:
     """The kinds and values of the tokens of ``text``, then ``end``; kinds: ``name`` (value:
     its column, one node per name), ``lit`` (a number or a string: its literal), a word of the
-    subset (``AND``), an operator."""
+    subset (``AND``), an operator.
+
+    Text without quotes is read piece by piece between spaces, each distinct piece once (the
+    pieces of long chains repeat: ``x``, ``=``, ``OR``): there no token holds a space, and a
+    space may follow any token, so the pieces hold the tokens the whole text does."""
     seen: dict[str, tuple[str, object]] = {}  # a token as written -> (kind, value)
 
-    def first_time(token: str, other: str) -> tuple[str, object]:
+    def classify(token: str, other: str) -> tuple[str, object]:
         if other:
             raise _Decline  # a character outside the subset
-        got = seen[token] = _classify(token)
+        got = seen.get(token)
+        if got is None:
+            got = seen[token] = _classify(token)
         return got
 
-    get = seen.get
-    found = [get(token) or first_time(token, other) for token, other in _TOKEN.findall(text)]
+    if "'" in text or '"' in text or "`" in text:  # a quoted token may hold a space
+        found = [classify(token, other) for token, other in _TOKEN.findall(text)]
+    else:
+        found = []
+        pieces: dict[str, list] = {}  # a piece -> its tokens' (kind, value)
+        for piece in text.split(" "):
+            got = pieces.get(piece)
+            if got is None:
+                if piece.isdigit() and piece.isascii():  # (one number: the common new piece)
+                    got = [classify(piece, "")]
+                else:
+                    got = pieces[piece] = [classify(token, other) for token, other in _TOKEN.findall(piece)]
+            found += got
     found.append(("end", None))
     return [k for k, _ in found], [v for _, v in found]
 

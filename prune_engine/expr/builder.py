@@ -38,10 +38,14 @@ def _node(value: Any) -> n.Expr:
 
 
 def _operand(kind: type, value: Any):
-    """An operand of a ``kind`` chain: a chain of the same kind not built yet stays linked
-    (built once, with the whole chain); anything else becomes its node now."""
-    if isinstance(value, Builder) and value._node is None and value._op is kind:
-        return value
+    """An operand of a ``kind`` chain: a chain of the same kind or a comparison not built yet
+    stays linked (built once, with the whole chain); anything else becomes its node now."""
+    if type(value) is Builder:  # (the common case, in one step)
+        node = value._node
+        if node is not None:
+            return node
+        if value._op is kind or type(value._op) is str:
+            return value
     return _node(value)
 
 
@@ -54,7 +58,8 @@ def _build_chain(root: "Builder") -> n.Expr:
         item = stack.pop()
         if isinstance(item, Builder):
             if item._node is None and item._op is kind:
-                stack.extend(reversed(item._parts))
+                stack.append(item._right)
+                stack.append(item._left)
                 continue
             item = item.node
         parts.append(item)
@@ -93,35 +98,47 @@ class Builder:
 
     ``a & b & c ...`` written by a program may chain thousands of terms: each ``&`` (``|``)
     only links its operands, and :attr:`node` builds the one flat n-ary node once, without
-    recursion. ``~`` over an AND or OR is ``NOT (...)`` (pushed down when compiling), so
-    that a nest of ``~`` costs nothing per level.
+    recursion. A comparison with a plain constant (``x > 5``) only records its operands too,
+    and is built with the chain. ``~`` over an AND or OR is ``NOT (...)`` (pushed down when
+    compiling), so that a nest of ``~`` costs nothing per level.
     """
 
-    __slots__ = ("_node", "_op", "_parts")
+    __slots__ = ("_node", "_op", "_left", "_right")
 
     def __init__(self, node: n.Expr):
         self._node = node
-        self._op = None  # n.And / n.Or for a chain not built yet
-        self._parts = ()  # its two operands: nodes, or chains of the same kind
+        self._op = None  # not built yet: n.And / n.Or for a chain, "<" ... for a comparison
+        self._left = self._right = None  # its operands: a chain's nodes or chains of its
+        # kind or comparisons; a comparison's node and constant
+
+    @classmethod
+    def _link(cls, op: Any, left: Any, right: Any) -> "Builder":
+        """A chain or comparison ``op`` of ``left`` and ``right``, not built yet."""
+        out = cls.__new__(cls)
+        out._node, out._op, out._left, out._right = None, op, left, right
+        return out
 
     @classmethod
     def _chain(cls, kind: type, left: Any, right: Any) -> "Builder":
-        out = cls.__new__(cls)
-        out._node, out._op = None, kind
-        out._parts = (_operand(kind, left), _operand(kind, right))
-        return out
+        return cls._link(kind, _operand(kind, left), _operand(kind, right))
 
     @property
     def node(self) -> n.Expr:
         """The expression tree."""
         if self._node is None:
-            self._node = _build_chain(self)
-            self._op, self._parts = None, ()
+            if type(self._op) is str:
+                self._node = n.Compare(self._op, self._left, n.Literal(self._right))
+            else:
+                self._node = _build_chain(self)
+            self._op = self._left = self._right = None
         return self._node
 
     # comparisons -------------------------------------------------------------------------
     def _cmp(self, op: str, other: Any) -> "Builder":
-        return Builder(n.Compare(op, self.node, _node(other)))
+        node = self.node if self._node is None else self._node
+        if type(other) in _PLAIN:  # (a constant of a long chain: its node comes with the chain's)
+            return Builder._link(op, node, other)
+        return Builder(n.Compare(op, node, _node(other)))
 
     def __eq__(self, other):  # type: ignore[override]
         return self._cmp("=", other)

@@ -225,6 +225,8 @@ _FLAT_UNCACHED = 8
 def _is_flat(node: Expr) -> bool:
     """Are all children of ``node`` leaves (a column or a literal)? Such a node hashes in one
     step, without the cache (most nodes of a long chain are: ``x = 5``)."""
+    if type(node) is Compare:  # (the most common node of long chains)
+        return type(node.left) in _LEAVES and type(node.right) in _LEAVES
     kids = node.children()
     return len(kids) <= _FLAT_UNCACHED and all(type(k) in _LEAVES for k in kids)
 
@@ -304,10 +306,11 @@ class Literal(Expr):
             return NotImplemented
         return _lit_key(self) == _lit_key(other)
 
-    def __hash__(self):  # _lit_key, inlined: long chains hash thousands of literals
-        v, t = self.value, self.type
-        return hash((type(v).__name__, "<nan>" if isinstance(v, float) and v != v else v,
-                     None if t is None else str(t)))
+    def __hash__(self):
+        v = self.value
+        if type(v) is int and self.type is None:  # (the most common: the value is the key)
+            return hash(v)
+        return hash(_value_key(v, self.type))
 
     @property
     def is_null(self) -> bool:
@@ -315,6 +318,8 @@ class Literal(Expr):
 
     def _sql(self, text) -> str:
         v = self.value
+        if type(v) is int:  # (the most common)
+            return str(v)
         if v is None:
             return "NULL"
         if isinstance(v, bool):
@@ -346,10 +351,14 @@ class Literal(Expr):
 
 
 def _lit_key(lit: Literal):
-    v = lit.value
-    if isinstance(v, float) and math.isnan(v):
-        v = "<nan>"
-    return (type(lit.value).__name__, v, str(lit.type) if lit.type is not None else None)
+    return _value_key(lit.value, lit.type)
+
+
+def _value_key(v, t):
+    """What decides whether two literals (value ``v``, Arrow type ``t``) are equal: the
+    value's Python type, the value (NaN equal to NaN) and the Arrow type's text."""
+    return (type(v).__name__, "<nan>" if isinstance(v, float) and v != v else v,
+            None if t is None else str(t))
 
 
 _LEAVES = frozenset({Column, Literal})
@@ -373,6 +382,11 @@ class Compare(Expr):
 
     def __hash__(self):  # the most common node of long chains: a flat one in one step
         left, right = self.left, self.right
+        if type(left) is Column and type(right) is Literal:  # (x > 5: what decides ==, inline)
+            v = right.value
+            if type(v) is int and right.type is None:  # (an int: its value is its literal's key)
+                return hash((self.op, left.path, v))
+            return hash((self.op, left.path, _value_key(v, right.type)))
         if type(left) in _LEAVES and type(right) in _LEAVES:
             return hash(("Compare", self.op, left, right))
         return Expr.__hash__(self)
@@ -384,7 +398,10 @@ class Compare(Expr):
         return Compare(COMPLEMENT[self.op], self.left, self.right)
 
     def _sql(self, text):
-        return f"{_wrap(self.left, text)} {self.op} {_wrap(self.right, text)}"
+        left, right = self.left, self.right
+        if type(left) in _BARE and type(right) in _BARE:  # (x > 5: no parentheses, in one step)
+            return f"{left._sql(None)} {self.op} {right._sql(None)}"
+        return f"{_wrap(left, text)} {self.op} {_wrap(right, text)}"
 
 
 @dataclass(frozen=True, eq=False)  # == and hash: Expr's
@@ -402,8 +419,8 @@ class And(Expr):
     def invert(self):
         return negate(self)
 
-    def _sql(self, text):
-        return " AND ".join(_wrap(a, text, in_and=True) for a in self.args)
+    def _sql(self, text):  # only an OR needs parentheses here
+        return " AND ".join(f"({text(a)})" if isinstance(a, Or) else text(a) for a in self.args)
 
 
 @dataclass(frozen=True, eq=False)  # == and hash: Expr's
@@ -688,15 +705,13 @@ def sql_type(t: pa.DataType) -> str:
 _BARE = frozenset({Column, Literal})
 
 
-def _wrap(e: Expr, render_child, in_and: bool = False) -> str:
+def _wrap(e: Expr, render_child) -> str:
     """Render ``e`` (its text: ``render_child(e)``) as an operand, with parentheses where SQL
-    precedence needs them: an OR inside an AND, and any predicate under NOT or inside a
-    comparison."""
+    precedence needs them: any predicate under NOT or inside a comparison (inside an AND, only
+    an OR needs them: :meth:`And._sql`)."""
     text = render_child(e)
     if type(e) in _BARE or isinstance(e, (Column, Literal, Func, Arith, Negate, Cast, RegexpLike)) or (
             isinstance(e, IsNan) and not e.negated):
-        return text
-    if in_and and not isinstance(e, Or):
         return text
     return f"({text})"
 

@@ -155,6 +155,23 @@ def test_builder_chain_keeps_operand_order_and_sharing():
     assert str((x > 1) | ((x > 2) & (x > 3))) == "x > 1 OR (x > 2 AND x > 3)"
 
 
+def test_builder_comparisons_with_constants_are_built_with_their_chain():
+    """``x > 5`` with a plain constant records its operands and builds its node when asked
+    (with its chain): the same node as built at once, once per comparison (shared)."""
+    x = pe.col("x")
+    for value in (5, -2.5, float("nan"), "a'b", True, 10**30):
+        for lazy, op in ((x == value, "="), (x != value, "!="), (x < value, "<"), (x <= value, "<="),
+                         (x > value, ">"), (x >= value, ">=")):
+            eager = n.Compare(op, n.Column("x"), n.Literal(value))
+            assert lazy.node == eager and str(lazy) == str(eager) and lazy.node is lazy.node
+    assert (5 < x).node == n.Compare(">", n.Column("x"), n.Literal(5)), "reflected: x > 5"
+    assert str(x == None) == "x = NULL" and str(x > pa.scalar(3, pa.int8())) == "x > 3"  # noqa: E711
+    term = x > 1
+    left, right = term & (x < 9), (x < 0) | term
+    assert left.node.args[0] is right.node.args[1] is term.node, "one node per comparison"
+    assert str(~(x > 1)) == "x <= 1" and str((x > 1) == True) == "(x > 1) = TRUE"  # noqa: E712
+
+
 def test_nodes_flatten_same_kind_parts():
     a, b, c = (n.Compare(">", n.Column("x"), n.Literal(i)) for i in range(3))
     assert n.And((n.And((a, b)), c)).args == (a, b, c)

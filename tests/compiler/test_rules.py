@@ -198,3 +198,34 @@ def test_fold_in_lists_keeps_order_and_kinds_apart():
     tree = parse_sql("x = 1 OR y > 0 OR x = 2 OR x = 'a' OR x = 1 OR st.a = 3 OR x = 'b' OR st.a = 4")
     assert str(rules.fold_in_lists(tree)) == "x IN (1, 2) OR y > 0 OR x IN ('a', 'b') OR st.a IN (3, 4)"
     assert rules.fold_in_lists(parse_sql("x <> 1 AND x = 2")) == parse_sql("x <> 1 AND x = 2")
+
+
+SETTLED = [n.Compare(op, n.Column(path), lit) for op in n.COMPARE_OPS for path in (("x",), ("st", "a"))
+           for lit in (n.Literal(5), n.Literal(2.5), n.Literal(float("nan")), n.Literal("a"), n.NULL,
+                       n.TRUE, n.Literal(7, pa.int8()), n.Literal("2024-01-01", pa.date32()))]
+
+
+@pytest.mark.parametrize("node", SETTLED, ids=str)
+def test_every_rule_leaves_a_settled_comparison_as_it_is(node):
+    """bottom_up does not show the rules a comparison of a column with a literal (settled):
+    each rule's node step, NOT push-down and the whole rewrite leave one as it is."""
+    assert rules.settled(node)
+    for step in (rules._fold_literal_cast, rules._fold_arithmetic, rules._orient_comparison,
+                 rules._fold_in_list, rules._simplify_node, rules._local_steps):
+        assert step(node) is node, step.__name__
+    assert rules.push_not(node) is node and rules.rewrite(node) is node
+    assert not rules.settled(n.Compare("<", n.Literal(5), n.Column("x")))
+    assert not rules.settled(n.Compare("<", n.Column("x"), n.Column("y")))
+
+
+def test_simplify_junction_drops_constants_and_repeats_in_order():
+    x, y = parse_sql("x > 1"), parse_sql("y < 2")
+    assert str(rules._simplify_junction(n.And((x, n.TRUE, y, parse_sql("x > 1"), y)))) == "x > 1 AND y < 2"
+    assert rules._simplify_junction(n.Or((x, n.NULL, y, n.FALSE))) == n.Or((x, y))
+    assert rules._simplify_junction(n.And((x, n.NULL))) == n.FALSE, "NULL AND p is never TRUE"
+    assert rules._simplify_junction(n.Or((x, n.Literal("a")))) is x, "a non-boolean literal: NULL-like"
+    chain = n.And((x, y))
+    assert rules._simplify_junction(chain) is chain, "nothing dropped: the very node"
+    unhashable = n.Compare("=", n.Column("x"), n.Literal([1]))
+    assert rules._simplify_junction(n.Or((unhashable, x, n.Compare("=", n.Column("x"), n.Literal([1]))))) \
+        == n.Or((unhashable, x)), "unhashable literals: compared one by one"

@@ -155,6 +155,36 @@ def test_long_and_deep_texts():
     assert _fast_sql.read(alternating) == read_with_sqlglot(alternating)
 
 
+def _whole_text_tokens(text: str):
+    """The tokens of ``text`` read in one pass over the whole text (the reference of the
+    piece-by-piece reading), or None where a character declines."""
+    found = []
+    for token, other in _fast_sql._TOKEN.findall(text):
+        if other:
+            return None
+        found.append(_fast_sql._classify(token))
+    return found + [("end", None)]
+
+
+@pytest.mark.parametrize("text", [
+    "x>5 AND  (y = 1\tOR\nz<=-2)", "x = 1  OR x=2 OR x = 3 ", " x = 007 ",
+    "a.b.c = 1.5e3 AND NOT (d IS NULL)",
+    "x = - - 1", "x = -- 1", "x = \u00b2", "x = 1\u00a0", "x=1 AND y<>1 AND x=1", "", "   ", "x IN (1,2, 3)",
+    "x = 5 AND s = 'a b' AND t = \"c d\" = 1", "`a b` = 1 OR x = 2"])
+def test_tokens_piece_by_piece_as_in_one_pass(text):
+    """Text without quotes is tokenized piece by piece between spaces: the same tokens (kinds
+    and values) as one pass over the whole text, and the same characters decline."""
+    _fast_sql.read("x = 1")  # (loads the keyword tables)
+    expected = _whole_text_tokens(text)
+    if expected is None:
+        with pytest.raises(_fast_sql._Decline):
+            _fast_sql._tokens(text)
+        return
+    kinds, values = _fast_sql._tokens(text)
+    assert kinds == [k for k, _ in expected], text
+    assert [repr(v) for v in values] == [repr(v) for _, v in expected], text
+
+
 def test_errors_come_from_sqlglots_path():
     for text, line, col in ERRORS:
         assert _fast_sql.read(text) is None, text
