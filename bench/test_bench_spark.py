@@ -274,14 +274,18 @@ _FILL_FOOTER_KERNELS = ("from prune_engine.stats.parquet import FOOTER_KERNELS a
                         "fromlist=['_']))")
 
 
+@pytest.mark.parametrize("files", [300, NUM_FILES])
 @pytest.mark.parametrize("cache", ["cold", "warm"])
-def test_executor_first_collect(benchmark, lake, cache):
-    """A fresh session's first statistics job of the 2,000 files (its Python workers already
-    started): the executors decode with the footer kernels' Python twins while numba
-    compiles beside them (cold), or load the kernels from the cache (warm)."""
+def test_executor_first_collect(benchmark, lake, cache, files):
+    """A fresh session's first statistics job of 300 files (the first-call suite's local
+    lake size) or of the 2,000 (its Python workers already started): the executors decode
+    with the footer kernels' Python twins while numba compiles beside them (cold), or load
+    the kernels from the cache (warm)."""
     fact, _, _ = lake
     _record(benchmark, "spark first collect", cache)
-    first, second, files = _fresh_session(benchmark, _FIRST_COLLECT, fact, cache,
-                                          fill=_FILL_FOOTER_KERNELS)
+    source = fact if files == NUM_FILES else os.path.join(fact, "part-00[0-2]*.parquet")
+    first, second, collected = _fresh_session(benchmark, _FIRST_COLLECT, source, cache,
+                                              fill=_FILL_FOOTER_KERNELS)
+    assert int(collected) == min(files, NUM_FILES)
     benchmark.extra_info.update({"first_job_s": first, "second_job_s": second,
-                                 "files": int(files)})
+                                 "files": int(collected)})

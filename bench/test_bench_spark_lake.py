@@ -14,6 +14,10 @@ scenario. Groups:
     lake saved stats    ``pes.read(..., stats=None)`` after the first call: the time spent
                         bringing the saved statistics up to date (nothing changed)
 
+Besides plain Spark over the whole lake, each filter and the join also run as plain Spark
+handed the very files prune_engine keeps (``plain, kept files only``): the floor of any
+file-skipping layer in front of Spark, so the report can say how close to it prune_engine is.
+
 Each scenario is timed end to end to the collected rows; ``extra_info`` holds the files Spark
 scanned and the session kind. ``SPARK_LAKE_BENCH_FILES`` shrinks the lake. Run::
 
@@ -40,6 +44,11 @@ TS_FILTER = (f"ts >= timestamp_seconds({1704067200 + FIRST * 3600}) AND "
              f"ts < timestamp_seconds({1704067200 + (FIRST + COUNT) * 3600})")
 ID_FILTER = f"id >= {FIRST * ROWS} AND id < {(FIRST + COUNT) * ROWS}"
 NORTH = list(range(7, NUM_FILES, 100))
+
+
+#: the floor: plain Spark handed the very files prune_engine reads (what no file-skipping layer
+#: in front of Spark can beat: Spark still lists, plans and reads those files)
+KEPT = "plain, kept files only"
 
 
 def _port() -> int:
@@ -110,7 +119,7 @@ def _collect(df):
 
 @pytest.mark.parametrize("kind", ["classic", "connect"])
 @pytest.mark.parametrize("column", ["ts", "id"])
-@pytest.mark.parametrize("engine", ["plain", "prune_engine"])
+@pytest.mark.parametrize("engine", ["plain", KEPT, "prune_engine"])
 def test_filter(benchmark, rounds, sessions, lake, kind, column, engine):
     import prune_engine.spark as pes
 
@@ -119,6 +128,10 @@ def test_filter(benchmark, rounds, sessions, lake, kind, column, engine):
     _record(benchmark, f"lake filter {column}", engine, kind)
     if engine == "plain":
         run = lambda: _collect(spark.read.parquet(fact).where(where))  # noqa: E731
+    elif engine == KEPT:
+        kept = pes.read(spark, fact, where, stats=stats).inputFiles()
+        schema = spark.read.parquet(fact).schema
+        run = lambda: _collect(spark.read.schema(schema).parquet(*kept).where(where))  # noqa: E731
     else:
         run = lambda: _collect(pes.read(spark, fact, where, stats=stats))  # noqa: E731
     df = benchmark.pedantic(run, rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
@@ -126,17 +139,25 @@ def test_filter(benchmark, rounds, sessions, lake, kind, column, engine):
 
 
 @pytest.mark.parametrize("kind", ["classic", "connect"])
-@pytest.mark.parametrize("engine", ["plain", "prune_engine"])
+@pytest.mark.parametrize("engine", ["plain", KEPT, "prune_engine"])
 def test_join(benchmark, rounds, sessions, lake, kind, engine):
     import prune_engine.spark as pes
 
     spark, (fact, dim_path, stats) = sessions[kind], lake
     _record(benchmark, "lake join", engine, kind)
+    if engine == KEPT:
+        dim = spark.read.parquet(dim_path).where("region = 'north'")
+        kept = [f for f in pes.join(spark, fact, dim, on=[("id", "key")],
+                                    fact_stats=stats).inputFiles() if "/dim/" not in f]
+        schema = spark.read.parquet(fact).schema
 
     def run():
         dim = spark.read.parquet(dim_path).where("region = 'north'")
         if engine == "plain":
             facts = spark.read.parquet(fact)
+            return _collect(facts.join(dim, facts["id"] == dim["key"]))
+        if engine == KEPT:
+            facts = spark.read.schema(schema).parquet(*kept)
             return _collect(facts.join(dim, facts["id"] == dim["key"]))
         return _collect(pes.join(spark, fact, dim, on=[("id", "key")], fact_stats=stats))
 

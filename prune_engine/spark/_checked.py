@@ -94,7 +94,7 @@ def check_files(base, stats: StatsTable, missing: Missing = "skip") -> CheckedFi
     inside = np.array([k in exact or k.startswith(prefixes) for k in keys], dtype=bool)
     checked = CheckedFiles(keys, index, inside, listed=listed, roots=list(roots))
     ours = [k for k, i in zip(keys, inside) if i]
-    now = identities(ours)
+    now = identities(ours, roots)
     checked.gone = [k for k in ours if now[k] is None]
     if checked.gone:
         _missing(checked.gone, missing)

@@ -13,7 +13,7 @@ and for a local file also its inode and status-change time (ctime), which a rewr
 changes even when it keeps the size and sets the modification time back; :func:`identities`
 reads them now, for local paths with ``os.stat`` and for URIs through ``pyarrow.fs`` (size
 and modification time only: a rewrite of an object with the same size and modification time
-is not detected).
+is not detected), listing the roots where many files of an object store are asked for.
 
 >>> spark_file_path(file_key("/data/p=a b/f 1%=é#.parquet"))
 'file:/data/p=a%20b/f%201%25=é%23.parquet'
@@ -86,14 +86,17 @@ def hadoop_path(key: str, *, literal: bool = False) -> str:
     return _GLOB.sub(r"\\\g<0>", path) if literal else path
 
 
-def identities(keys: list[str]) -> dict[str, tuple[int, ...] | None]:
+def identities(keys: list[str], roots: list[str] = ()) -> dict[str, tuple[int, ...] | None]:
     """``(size, modification time in ms[, inode, ctime_ns])`` of each file now; None for a
-    file that is gone."""
-    out: dict[str, tuple[int, int] | None] = {}
+    file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
+    object store are found by listing them (a request per thousand files) rather than one
+    request each."""
+    out: dict[str, tuple[int, ...] | None] = {}
     remote: dict[str, list[str]] = {}
     for key in keys:
-        if "://" in key:
-            remote.setdefault(key.split("://", 1)[0], []).append(key)
+        if "://" in key:  # by scheme and authority: one filesystem each
+            scheme, rest = key.split("://", 1)
+            remote.setdefault(f"{scheme}://{rest.split('/', 1)[0]}/", []).append(key)
             continue
         try:
             st = os.stat(key)
@@ -101,20 +104,37 @@ def identities(keys: list[str]) -> dict[str, tuple[int, ...] | None]:
             out[key] = None
             continue
         out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
-    for group in remote.values():
-        out.update(_remote_identities(group))
+    for prefix, group in remote.items():
+        out.update(_remote_identities(group, [r for r in roots if r.startswith(prefix)
+                                              or r + "/" == prefix]))
     return out
 
 
-def _remote_identities(keys: list[str]) -> dict[str, tuple[int, int] | None]:
+#: above this many files of one object store, their roots are listed instead of asking for
+#: each file
+LIST_OVER = 16
+
+
+def _remote_identities(keys: list[str], roots: list[str]) -> dict[str, tuple[int, int] | None]:
     import pyarrow.fs as pafs
 
     from prune_engine.stats.filesystems import resolve
 
     location, paths = resolve(keys)
+    fs = location.filesystem
+    if roots and len(keys) > LIST_OVER:
+        found = {}
+        for root in resolve(roots)[1]:
+            info = fs.get_file_info(root)
+            listed = fs.get_file_info(pafs.FileSelector(root.rstrip("/"), recursive=True)) \
+                if info.type == pafs.FileType.Directory else [info]
+            found.update((i.path, i) for i in listed)
+        infos = [found.get(p) for p in paths]
+    else:
+        infos = fs.get_file_info(paths)
     out = {}
-    for key, info in zip(keys, location.filesystem.get_file_info(paths)):
-        if info.type != pafs.FileType.File:
+    for key, info in zip(keys, infos):
+        if info is None or info.type != pafs.FileType.File:
             out[key] = None
         else:
             out[key] = (info.size, (info.mtime_ns or 0) // 1_000_000)

@@ -8,6 +8,7 @@ session's settings pyarrow could not reach the server at all."""
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
@@ -81,3 +82,32 @@ def test_file_identities_read_through_the_session_settings(configured, lake):
     assert {k.split("/lake/", 1)[1]: v[0] for k, v in now.items()} == sizes
     assert identities([f"s3a://{BUCKET}/lake/gone.parquet"]) == {
         f"s3a://{BUCKET}/lake/gone.parquet": None}
+
+
+def test_many_identities_come_from_one_listing_of_the_roots(configured, lake, monkeypatch):
+    """Above LIST_OVER files, the roots are listed (a request per thousand objects, not one
+    per file): the same sizes and modification times, and a file not there is gone."""
+    from prune_engine.spark import _files
+
+    stats = pes.collect_stats(configured, f"s3a://{BUCKET}/lake", "file")
+    keys = stats.column("path").to_pylist() + [f"s3a://{BUCKET}/lake/day=1/gone.parquet"]
+    one_by_one = identities(keys)
+    monkeypatch.setattr(_files, "LIST_OVER", 0)
+    asked, resolve = [], filesystems.resolve
+
+    class Counting:  # the filesystem, counting what it is asked
+        def __init__(self, fs):
+            self.fs = fs
+
+        def get_file_info(self, what):
+            asked.append(what)
+            return self.fs.get_file_info(what)
+
+    def counting(*args):
+        location, paths = resolve(*args)
+        return SimpleNamespace(filesystem=Counting(location.filesystem)), paths
+
+    monkeypatch.setattr(filesystems, "resolve", counting)
+    assert identities(keys, [f"s3a://{BUCKET}/lake"]) == one_by_one
+    assert sum(isinstance(a, list) for a in asked) == 0, "no file asked for one by one"
+    assert one_by_one[keys[-1]] is None and all(v is not None for v in list(one_by_one.values())[:-1])
