@@ -170,12 +170,17 @@ def _properties(text: str) -> dict[str, str] | None:
 
 
 def _java_map(spark, scala_map) -> dict[str, str]:
-    jvm = spark._jvm
-    try:
-        java = jvm.scala.jdk.javaapi.CollectionConverters.asJava(scala_map)  # Scala 2.13
-    except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5)
-        java = jvm.scala.collection.JavaConverters.mapAsJavaMapConverter(scala_map).asJava()
-    return {str(k): str(java.get(k)) for k in java.keySet()}
+    """A Scala ``Map[String, String]`` as a dict: its keys and values in one string each."""
+    from prune_engine.spark._session import joined
+
+    keys, values = joined(spark, scala_map.keys()), joined(spark, scala_map.values())
+    if len(keys) == len(values) == scala_map.size():
+        return dict(zip(keys, values))
+    out, entries = {}, scala_map.iterator()  # a key or value holds the NUL: entry by entry
+    while entries.hasNext():
+        entry = entries.next()
+        out[str(entry._1())] = str(entry._2())
+    return out
 
 
 def _partitioned(base, listed: list[str]) -> bool:

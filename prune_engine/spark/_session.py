@@ -40,6 +40,31 @@ def session_key(spark) -> str:
     return f"classic:{id(spark.sparkContext._jsc)}"
 
 
+def jvm_class(spark, name: str):
+    """The JVM class ``name`` (``"scala.collection.immutable.ArraySeq"``) of a classic session,
+    for its static methods: one proxy per gateway, made without walking ``spark._jvm.scala.
+    collection...`` (each step of that walk is a round trip to the JVM)."""
+    from py4j.java_gateway import JavaClass
+
+    client = getattr(spark, "sparkSession", spark).sparkContext._gateway._gateway_client
+    key = (id(client), name)
+    found = _CLASSES.get(key)
+    if found is None or found[0] is not client:
+        found = _CLASSES[key] = (client, JavaClass(name, client))
+    return found[1]
+
+
+#: (gateway client id, class name) -> (the client, its class proxy)
+_CLASSES: dict = {}
+
+
+def joined(spark, items, sep: str = "\u0000") -> list[str]:
+    """The strings of a Scala collection (a ``Seq``, a map's ``keys``), crossed from the JVM as
+    one string: one round trip instead of one per item. Items must not hold ``sep``."""
+    text = str(items.mkString(sep))
+    return text.split(sep) if text or items.nonEmpty() else []
+
+
 def partition_names(df) -> set[str]:
     """The names of the partition columns Spark discovered for a DataFrame read from files
     (``k=v`` folders), as they appear in ``df.columns``."""

@@ -21,7 +21,7 @@ import os
 
 from prune_engine.errors import StatsError
 from prune_engine.spark._files import file_key
-from prune_engine.spark._session import is_connect
+from prune_engine.spark._session import is_connect, jvm_class
 
 #: separates the file names of a listing read from the JVM in one call
 _SEP = "\u0000"
@@ -85,11 +85,11 @@ def listed_uris(df) -> list[str]:
         return list(df.inputFiles())
     files = df._jdf.inputFiles()
     try:
-        seq = df.sparkSession._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(files)
-        text = seq.mkString(_SEP)
-        return text.split(_SEP) if len(files) else []
+        text = jvm_class(df, "scala.collection.immutable.ArraySeq").unsafeWrapArray(files) \
+            .mkString(_SEP)
     except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5): one py4j call per file
         return list(files)
+    return text.split(_SEP) if text or len(files) else []
 
 
 def file_relation(df):

@@ -457,3 +457,21 @@ def test_the_summary_names_the_jobs_that_read_the_result(spark, classic_spark, t
             spark.conf.unset("spark.job.description")
         else:
             spark.sparkContext.setJobDescription(None)
+
+
+def test_a_sources_reader_options_are_read_back_whole(classic_spark, tmp_path):
+    """The kept files are read with the source's options, read from its plan in one round
+    trip each for keys and values, or entry by entry where one holds the separator."""
+    from prune_engine.spark._kept import reader_of
+    from prune_engine.spark._session import joined
+
+    spark = classic_spark  # (py4j: a classic session's plan)
+    path = str(tmp_path / "t.parquet")
+    spark.range(3).write.parquet(path)
+    df = spark.read.option("mergeSchema", "false").option("odd", "a\u0000b, c=d").parquet(path)
+    assert reader_of(df) == ("parquet", {"mergeschema": "false", "odd": "a\u0000b, c=d"})
+    assert reader_of(spark.read.parquet(path)) == ("parquet", {})
+    wrap = spark._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray
+    files = spark.read.parquet(path)
+    assert joined(spark, wrap(files._jdf.inputFiles())) == list(files.inputFiles())
+    assert joined(spark, wrap(spark.range(0)._jdf.inputFiles())) == []
