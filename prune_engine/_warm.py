@@ -12,11 +12,12 @@ items are plain ints, where the compiled kernels use numpy arrays, whose scalars
 times slower in Python) and the varint arithmetic on those ints. The logic that walks the data
 stays one source; the stand-ins are tested against the functions they stand in for.
 
-The first use loads the compiled kernels from numba's on-disk cache when it holds them (a
-fraction of a second). Otherwise it starts the compilation in a child process, which writes
-that cache (numba compiles in Python, holding the GIL: in a thread it would stall the twins it
-runs beside); a thread waits for the child, then loads the compiled kernels from the cache.
-Until then every use gets the twins. One child compiles at a time per machine, Python and
+The first use starts a thread that loads the compiled kernels from numba's on-disk cache when
+it holds them (numba's import and the load: a few tenths of a second, which the twins fill;
+a caller with many calls ahead waits for that load instead), and otherwise starts the
+compilation in a child process, which writes that cache (numba
+compiles in Python, holding the GIL: in a thread it would stall the twins it runs beside),
+waits for it and loads what it wrote. Until then every use gets the twins. One child compiles at a time per machine, Python and
 numba cache (a file lock): the Python workers of a Spark executor start together, and each
 compilation takes seconds of a core and hundreds of megabytes; the others then load what the
 first wrote. Where the child cannot help (it fails, or the cache cannot be written), the
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -43,6 +45,11 @@ from typing import Callable
 
 
 _IMPORT = "from numba import njit\n"
+#: calls of the twins worth about one load of the kernels from numba's cache (a few tenths of
+#: a second, slower beside the twins; a footer of a few columns takes them a quarter of a
+#: millisecond)
+LOAD_WORTH = 500
+
 #: the prefix of a kernel module's plain-Python stand-in for one of its functions
 _TWIN = "_twin"
 
@@ -70,8 +77,13 @@ class Kernels:
         self.failure: BaseException | None = None
         self._compiled = None  # the compiled module, once get() returns it
 
-    def get(self):
-        """The compiled module when ready; else (starting the compilation) the twins."""
+    def get(self, calls: int = 1):
+        """The compiled module when ready; else (starting the load or compilation) the twins.
+
+        ``calls``: how many calls the caller has ahead. The first use with more than
+        :data:`LOAD_WORTH` of them loads the kernels from numba's cache before it returns
+        when the cache holds them (the twins would take longer than the load); a smaller one
+        gets the twins at once while a thread loads them."""
         if self._compiled is not None:  # the hot path: every footer asks
             return self._compiled
         if self._ready.is_set() or os.environ.get("PRUNE_ENGINE_WARM", "1") == "0":
@@ -80,10 +92,11 @@ class Kernels:
         with self._lock:
             if not self._started:
                 self._started = True
-                compiled = importlib.import_module(self.module)
-                if self._cached(compiled) and self._load(compiled):
-                    return compiled  # a load from numba's cache: a fraction of a second
-                threading.Thread(target=self._compile, name=f"numba {self.module}",
+                if calls > LOAD_WORTH:
+                    compiled = importlib.import_module(self.module)
+                    if self._cached(compiled) and self._load(compiled):
+                        return compiled
+                threading.Thread(target=self._prepare, name=f"numba {self.module}",
                                  daemon=True).start()
             if self._twins is None:
                 self._twins = self._load_twins()
@@ -99,9 +112,14 @@ class Kernels:
         self.get()
         return self._ready.wait(timeout)
 
-    def _compile(self) -> None:
+    def _prepare(self) -> None:
+        """Load the compiled functions from numba's cache (a fraction of a second), else
+        compile them in a child process and load what it wrote."""
+        compiled = importlib.import_module(self.module)  # (numba itself: a tenth of a second)
+        if self._cached(compiled) and self._load(compiled):
+            return
         self._compile_in_child()
-        self._load(importlib.import_module(self.module))  # from the cache the child wrote
+        self._load(importlib.import_module(self.module))
 
     def _load(self, compiled) -> bool:
         """Run the warm-up on the compiled functions (a load from numba's cache, or a
@@ -142,8 +160,7 @@ class Kernels:
             pass
 
     def _load_twins(self) -> SimpleNamespace:
-        compiled = importlib.import_module(self.module)
-        path = compiled.__file__
+        path = importlib.util.find_spec(self.module).origin  # (no import: no numba)
         with open(path, encoding="utf-8") as f:
             source = f.read()
         # the module's own `from numba import njit` is dropped: `njit` is the identity here

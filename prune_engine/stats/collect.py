@@ -113,7 +113,7 @@ def read_footers(files: list[SourceFile], columns, filesystem, threads: int | No
     with _progress(len(files), progress) as bar:
         # while numba compiles, the kernels' Python twins decode, in this thread only (they
         # hold the GIL); the rest goes to the threads once the compiled kernels are ready
-        FOOTER_KERNELS.get()
+        FOOTER_KERNELS.get(len(files))
         while batches and not FOOTER_KERNELS.ready:
             out = read(batches.pop(0))
             results.extend(out)

@@ -198,3 +198,20 @@ def test_one_child_compiles_at_a_time():
             child.wait(timeout=3)
     out, _ = child.communicate(timeout=60)
     assert out.strip() == "compiling"
+
+
+def test_a_filled_cache_is_loaded_first_only_for_a_large_job(tmp_path):
+    """With numba's cache filled, a job of many footers waits for the load (faster than the
+    twins over it); a small one starts on the twins while a thread loads the kernels."""
+    from prune_engine._warm import LOAD_WORTH
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PRUNE_ENGINE_WARM": "1"}
+    fill = "from prune_engine.stats.parquet import FOOTER_KERNELS as K; assert K.wait(600)"
+    subprocess.run([sys.executable, "-c", fill], env=env, check=True, timeout=600)
+    code = ("import sys, types; from prune_engine.stats.parquet import FOOTER_KERNELS as K; "
+            "got = K.get(int(sys.argv[1])); "
+            "print(isinstance(got, types.SimpleNamespace), K.wait(600))")
+    for calls, twins in ((1, "True"), (LOAD_WORTH + 1, "False")):
+        run = subprocess.run([sys.executable, "-c", code, str(calls)], env=env, check=True,
+                             capture_output=True, text=True, timeout=600)
+        assert run.stdout.split() == [twins, "True"], (calls, run.stdout, run.stderr[-500:])
