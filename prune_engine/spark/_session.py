@@ -13,6 +13,7 @@ DataFrame rejects.
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import unquote
 
@@ -63,6 +64,32 @@ def joined(spark, items, sep: str = "\u0000") -> list[str]:
     one string: one round trip instead of one per item. Items must not hold ``sep``."""
     text = str(items.mkString(sep))
     return text.split(sep) if text or items.nonEmpty() else []
+
+
+def jvm_lines(spark, seq, size: int) -> list[str] | None:
+    """The ``size`` strings of a Scala ``Seq[String]`` of a classic session, written by the
+    JVM to a temporary file, one a line, and read here: py4j sends a long string at a few
+    megabytes a second (2,000 file URIs: 44 ms; through the file: 2 ms). None where that
+    cannot be done (Scala 2.12) or a string holds a line break."""
+    import tempfile
+
+    gateway = getattr(spark, "sparkSession", spark).sparkContext._gateway
+    fd, path = tempfile.mkstemp(prefix="prune_engine-", suffix=".txt")
+    os.close(fd)
+    try:
+        lines = jvm_class(spark, "scala.jdk.javaapi.CollectionConverters").asJava(seq)
+        target = jvm_class(spark, "java.nio.file.Paths").get(
+            path, gateway.new_array(gateway.jvm.java.lang.String, 0))
+        jvm_class(spark, "java.nio.file.Files").write(
+            target, lines, gateway.new_array(gateway.jvm.java.nio.file.OpenOption, 0))
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except Exception:  # noqa: BLE001 - Scala 2.12: no CollectionConverters
+        return None
+    finally:
+        os.unlink(path)
+    out = text.split(os.linesep)[:-1] if text else []
+    return out if len(out) == size else None
 
 
 def partition_names(df) -> set[str]:

@@ -21,7 +21,7 @@ import os
 
 from prune_engine.errors import StatsError
 from prune_engine.spark._files import file_key
-from prune_engine.spark._session import is_connect, jvm_class
+from prune_engine.spark._session import is_connect, jvm_class, jvm_lines
 
 #: separates the file names of a listing read from the JVM in one call
 _SEP = "\u0000"
@@ -79,16 +79,19 @@ def roots(df, files: list[str] | None = None) -> list[str]:
 
 def listed_uris(df) -> list[str]:
     """The files Spark lists for a DataFrame read from files, as Spark names them (URIs). On
-    a classic session the list crosses from the JVM as one string (Scala 2.13), else file by
-    file."""
+    a classic session the list crosses from the JVM through a file (:func:`jvm_lines`), or as
+    one string, or on Scala 2.12 (Spark 3.5) file by file."""
     if is_connect(df):
         return list(df.inputFiles())
     files = df._jdf.inputFiles()
     try:
-        text = jvm_class(df, "scala.collection.immutable.ArraySeq").unsafeWrapArray(files) \
-            .mkString(_SEP)
+        seq = jvm_class(df, "scala.collection.immutable.ArraySeq").unsafeWrapArray(files)
     except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5): one py4j call per file
         return list(files)
+    lines = jvm_lines(df, seq, len(files))
+    if lines is not None:
+        return lines
+    text = seq.mkString(_SEP)  # a name with a line break
     return text.split(_SEP) if text or len(files) else []
 
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
@@ -475,3 +476,21 @@ def test_a_sources_reader_options_are_read_back_whole(classic_spark, tmp_path):
     files = spark.read.parquet(path)
     assert joined(spark, wrap(files._jdf.inputFiles())) == list(files.inputFiles())
     assert joined(spark, wrap(spark.range(0)._jdf.inputFiles())) == []
+
+
+def test_the_listing_crosses_from_the_jvm_whole(classic_spark, tmp_path, monkeypatch):
+    """Spark's listing crosses from the JVM through a file, one name a line (Spark's URIs
+    percent-encode a line break in a name), the same names as Spark's."""
+    from prune_engine.spark import _source
+
+    spark, ways = classic_spark, []
+    real = _source.jvm_lines
+    monkeypatch.setattr(_source, "jvm_lines", lambda *a: ways.append(real(*a)) or ways[-1])
+    for folder, names in (("plain", ["a.parquet", "ü %20 [x].parquet"]),
+                          ("odd", ["a.parquet", "with a\nline break.parquet"])):
+        for name in names:
+            (tmp_path / folder).mkdir(exist_ok=True)
+            pq.write_table(pa.table({"x": [1]}), str(tmp_path / folder / name))
+        df = spark.read.parquet(str(tmp_path / folder))
+        assert sorted(_source.listed_uris(df)) == sorted(df._jdf.inputFiles())
+    assert len(ways) == 2 and all(w is not None for w in ways), "through the file"
