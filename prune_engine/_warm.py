@@ -13,14 +13,14 @@ times slower in Python) and the varint arithmetic on those ints. The logic that 
 stays one source; the stand-ins are tested against the functions they stand in for.
 
 The first use starts a thread that loads the compiled kernels from numba's on-disk cache when
-it holds them (numba's import and the load: a few tenths of a second, which the twins fill;
-a caller with many calls ahead waits for that load instead), and otherwise starts the
-compilation in a child process, which writes that cache (numba
-compiles in Python, holding the GIL: in a thread it would stall the twins it runs beside),
-waits for it and loads what it wrote. Until then every use gets the twins. One child compiles at a time per machine, Python and
-numba cache (a file lock): the Python workers of a Spark executor start together, and each
-compilation takes seconds of a core and hundreds of megabytes; the others then load what the
-first wrote. Where the child cannot help (it fails, or the cache cannot be written), the
+it holds them (numba's import and the load: a few tenths of a second, which the twins fill; a
+caller with many calls ahead waits for that load instead), and otherwise starts the
+compilation in a child process, which writes that cache (numba compiles in Python, holding
+the GIL: in a thread it would stall the twins it runs beside), waits for it and loads what it
+wrote. Until then every use gets the twins. One child compiles at a time per machine, Python
+and numba cache (a file lock): the Python workers of a Spark executor start together, and
+each compilation takes seconds of a core and hundreds of megabytes; the others then load what
+the first wrote. Where the child cannot help (it fails, or the cache cannot be written), the
 thread compiles in this process instead.
 
 The twins are slower than the compiled kernels (a footer of a few columns takes about a
