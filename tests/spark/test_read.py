@@ -472,15 +472,17 @@ def test_a_sources_reader_options_are_read_back_whole(classic_spark, tmp_path):
     df = spark.read.option("mergeSchema", "false").option("odd", "a\u0000b, c=d").parquet(path)
     assert reader_of(df) == ("parquet", {"mergeschema": "false", "odd": "a\u0000b, c=d"})
     assert reader_of(spark.read.parquet(path)) == ("parquet", {})
-    wrap = spark._jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray
-    files = spark.read.parquet(path)
-    assert joined(spark, wrap(files._jdf.inputFiles())) == list(files.inputFiles())
-    assert joined(spark, wrap(spark.range(0)._jdf.inputFiles())) == []
+    options = spark.read.option("a", "1").parquet(path)
+    relation = options._jdf.queryExecution().analyzed().relation()
+    assert sorted(joined(spark, relation.options().keys())) == ["a", "path"]
+    assert joined(spark, relation.options().keys().take(0)) == []
 
 
 def test_the_listing_crosses_from_the_jvm_whole(classic_spark, tmp_path, monkeypatch):
     """Spark's listing crosses from the JVM through a file, one name a line (Spark's URIs
     percent-encode a line break in a name), the same names as Spark's."""
+    import pyspark
+
     from prune_engine.spark import _source
 
     spark, ways = classic_spark, []
@@ -493,4 +495,6 @@ def test_the_listing_crosses_from_the_jvm_whole(classic_spark, tmp_path, monkeyp
             pq.write_table(pa.table({"x": [1]}), str(tmp_path / folder / name))
         df = spark.read.parquet(str(tmp_path / folder))
         assert sorted(_source.listed_uris(df)) == sorted(df._jdf.inputFiles())
-    assert len(ways) == 2 and all(w is not None for w in ways), "through the file"
+    scala_213 = int(pyspark.__version__.split(".")[0]) >= 4  # Spark 3.5: Scala 2.12
+    assert len(ways) == (2 if scala_213 else 0) and all(w is not None for w in ways), \
+        "through the file (Scala 2.13; Scala 2.12: one py4j call per file)"
