@@ -89,22 +89,17 @@ class Lowering:
         if type(e) not in _JUNCTIONS:
             return self.predicate(e)
         texts, predicate = self._texts, self.predicate
-        done: dict[int, c.Check] = {}  # id of an AND / OR of ``e`` -> its test
-        stack = [e]
-        while stack:  # each AND / OR after those among its parts; the other parts in its turn
-            node = stack[-1]
-            if id(node) in done:
-                stack.pop()
-                continue
-            pending = [a for a in node.args if type(a) in _JUNCTIONS and id(a) not in done]
-            if pending:
-                stack.extend(reversed(pending))
-                continue
-            stack.pop()
+
+        def junctions(node: n.Expr) -> list:
+            return [a for a in node.args if type(a) in _JUNCTIONS]
+
+        def combine(node: n.Expr, below: list) -> c.Check:
             sql = n.render(node, texts)  # (first: it renders the other parts' text in one go)
-            parts = tuple(done[id(a)] if type(a) in _JUNCTIONS else predicate(a) for a in node.args)
-            done[id(node)] = (c.AllOf if type(node) is n.And else c.AnyOf)(parts, sql=sql)
-        return done[id(e)]
+            done = iter(below)
+            parts = tuple(next(done) if type(a) in _JUNCTIONS else predicate(a) for a in node.args)
+            return (c.AllOf if type(node) is n.And else c.AnyOf)(parts, sql=sql)
+
+        return n.fold(e, junctions, combine)
 
     def predicate(self, e: n.Expr) -> c.Check:
         """The test of one predicate (anything but AND and OR)."""

@@ -21,10 +21,8 @@ import os
 
 from prune_engine.errors import StatsError
 from prune_engine.spark._files import file_key
-from prune_engine.spark._session import is_connect, jvm_class, jvm_lines
+from prune_engine.spark._session import is_connect, joined, jvm_class, jvm_lines
 
-#: separates the file names of a listing read from the JVM in one call
-_SEP = "\u0000"
 _NOT_FILES = "prune_engine.spark reads file sources only (spark.read...load, a table of files)"
 
 
@@ -89,10 +87,7 @@ def listed_uris(df) -> list[str]:
     except Exception:  # noqa: BLE001 - Scala 2.12 (Spark 3.5): one py4j call per file
         return list(files)
     lines = jvm_lines(df, seq, len(files))
-    if lines is not None:
-        return lines
-    text = seq.mkString(_SEP)  # a name with a line break
-    return text.split(_SEP) if text or len(files) else []
+    return lines if lines is not None else joined(df, seq)  # a name with a line break
 
 
 def file_relation(df):
