@@ -28,6 +28,8 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
+#: what makes a URI's path differ from its text: percent-escapes, a query, a fragment
+_ENCODED = re.compile(r"[%?#]")
 #: runs of characters java.net.URI may quote in a path (all but the ASCII it leaves alone)
 _MAYBE_QUOTED = re.compile(r"[^A-Za-z0-9_\-!.~'()*,;:$&+=/@]+")
 #: the characters Hadoop's glob patterns give a meaning (GlobPattern)
@@ -40,6 +42,10 @@ def file_key(path: str) -> str:
     """The one name of a file, however it is written: a normalized absolute local path for
     local files (plain or ``file:`` URIs, percent-decoded), else ``scheme://authority/path``
     with the path decoded."""
+    if path.startswith("file:/") and not _ENCODED.search(path):  # nothing quoted: no parsing
+        local = path[7:] if path.startswith("file:///") else path[5:]
+        if local[1:2] != "/":  # not an authority's (file://host/...) nor a UNC-like //path
+            return os.path.normpath(local)
     if "://" in path or path.startswith("file:"):
         parts = urlsplit(path)
         if parts.scheme == "file":

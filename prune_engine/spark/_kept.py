@@ -48,7 +48,7 @@ import logging
 import re
 
 from prune_engine.spark._files import hadoop_path
-from prune_engine.spark._session import functions, is_connect
+from prune_engine.spark._session import functions, is_connect, java_map
 
 log = logging.getLogger("prune_engine.spark")
 
@@ -123,7 +123,7 @@ def reader_of(df) -> tuple[str, dict[str, str]] | None:
         format = str(file_format.shortName())
     except Exception:  # noqa: BLE001 - not a registered short name: the class names it
         format = str(file_format.getClass().getName())
-    options = _java_map(df.sparkSession, relation.options())
+    options = java_map(df.sparkSession, relation.options())
     return format, {k: v for k, v in options.items() if k.lower() not in _PATH_OPTIONS}
 
 
@@ -167,20 +167,6 @@ def _properties(text: str) -> dict[str, str] | None:
     if ", ".join(f"{k}={v}" for k, v in pairs) != inner:
         return None
     return dict(pairs)
-
-
-def _java_map(spark, scala_map) -> dict[str, str]:
-    """A Scala ``Map[String, String]`` as a dict: its keys and values in one string each."""
-    from prune_engine.spark._session import joined
-
-    keys, values = joined(spark, scala_map.keys()), joined(spark, scala_map.values())
-    if len(keys) == len(values) == scala_map.size():
-        return dict(zip(keys, values))
-    out, entries = {}, scala_map.iterator()  # a key or value holds the NUL: entry by entry
-    while entries.hasNext():
-        entry = entries.next()
-        out[str(entry._1())] = str(entry._2())
-    return out
 
 
 def _partitioned(base, listed: list[str]) -> bool:

@@ -3,7 +3,9 @@
 What happens, all on the driver before Spark plans the scan:
 
 1. the source is opened as Spark opens it (``spark.read.format(...).load(source)``: Spark's
-   listing, schema and partition columns);
+   listing, schema and partition columns; a Parquet source of paths with the schema Spark
+   inferred at an earlier call, when the files it lists, the options and the settings are
+   the same: :mod:`prune_engine.spark._inferred`);
 2. the ``where`` is read by Spark itself and mapped onto the engine
    (:mod:`prune_engine.spark._catalyst`), and ``pe.prune`` gives each container's keep-mask;
    with ``limit=k`` (and ``order_by=``), only the containers that can hold the rows of

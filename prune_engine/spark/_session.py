@@ -66,6 +66,18 @@ def joined(spark, items, sep: str = "\u0000") -> list[str]:
     return text.split(sep) if text or items.nonEmpty() else []
 
 
+def java_map(spark, scala_map) -> dict[str, str]:
+    """A Scala ``Map[String, String]`` as a dict: its keys and values in one string each."""
+    keys, values = joined(spark, scala_map.keys()), joined(spark, scala_map.values())
+    if len(keys) == len(values) == scala_map.size():
+        return dict(zip(keys, values))
+    out, entries = {}, scala_map.iterator()  # a key or value holds the NUL: entry by entry
+    while entries.hasNext():
+        entry = entries.next()
+        out[str(entry._1())] = str(entry._2())
+    return out
+
+
 def jvm_lines(spark, seq, size: int) -> list[str] | None:
     """The ``size`` strings of a Scala ``Seq[String]`` of a classic session, written by the
     JVM to a temporary file, one a line, and read here: py4j sends a long string at a few

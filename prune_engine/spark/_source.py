@@ -37,13 +37,21 @@ def source_frame(spark, source, format: str = "parquet", options: dict | None = 
         return source
     if is_table(spark, source):
         return spark.table(source)
-    reader = spark.read.format(format)
-    if options:
-        reader = reader.options(**options)
-    if schema is not None:
-        reader = reader.schema(schema)
     paths = [source] if isinstance(source, str) else [str(p) for p in source]
-    return reader.load(paths[0] if len(paths) == 1 else paths)
+
+    def load(schema):
+        reader = spark.read.format(format)
+        if options:
+            reader = reader.options(**options)
+        if schema is not None:
+            reader = reader.schema(schema)
+        return reader.load(paths[0] if len(paths) == 1 else paths)
+
+    if schema is not None:
+        return load(schema)
+    from prune_engine.spark._inferred import load_remembered
+
+    return load_remembered(spark, format, paths, options, load)
 
 
 def is_table(spark, source) -> bool:
@@ -56,11 +64,18 @@ def is_table(spark, source) -> bool:
         return False
 
 
-def listing(df) -> tuple[list[str], list[str]]:
+def listing(df, *, keep: bool = False) -> tuple[list[str], list[str]]:
     """The files Spark lists for a DataFrame read from files (:func:`listed_uris`), and its
-    roots (file keys)."""
-    files = listed_uris(df)
-    return files, roots(df, files)
+    roots (file keys). ``keep=True``: the answer is kept on ``df`` and given again for it (a
+    frame prune_engine opened and uses within one call; a frame of the caller is asked
+    again, as a Connect one lists anew at every question)."""
+    known = vars(df).get("_prune_engine_listing")
+    if known is None:
+        files = listed_uris(df)
+        known = (files, roots(df, files))
+        if keep:
+            vars(df)["_prune_engine_listing"] = known
+    return known
 
 
 def roots(df, files: list[str] | None = None) -> list[str]:

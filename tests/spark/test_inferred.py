@@ -1,0 +1,127 @@
+"""The schema Spark inferred for a source, remembered (``prune_engine.spark._inferred``): used
+while the files, options and settings stay the same, and never once Spark would infer another
+(the first file rewritten, a new first file, a setting, an option, a new partition value)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import pyarrow as pa
+import pytest
+
+import prune_engine as pe
+import prune_engine.spark as pes
+from prune_engine.spark import _inferred
+from tests.spark.helpers import sorted_rows, write
+
+pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::UserWarning")]
+
+
+@pytest.fixture(scope="module")
+def spark(session):
+    """Every test here runs on a classic session and on a Spark Connect session."""
+    return session
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """The schemas ``source_frame`` loads the source with (None: Spark infers)."""
+    seen: list = []
+    real = _inferred.load_remembered
+
+    def spy(spark, format, paths, options, load):
+        return real(spark, format, paths, options, lambda s: (seen.append(s), load(s))[1])
+
+    monkeypatch.setattr(_inferred, "load_remembered", spy)
+    _inferred.forget()
+    return seen
+
+
+def _ints(root: str, names=("a", "b")) -> None:
+    for k, name in enumerate(names):
+        write(os.path.join(root, f"{name}.parquet"), pa.table({"x": pa.array([k, k + 10], pa.int32())}))
+
+
+def _same_as_spark(spark, root: str, options: dict | None = None) -> None:
+    stats = pe.collect_stats(root, granularity="file", progress=False)
+    df = pes.read(spark, root, "x >= 0", stats=stats, options=options)
+    plain = spark.read.options(**(options or {})).parquet(root).where("x >= 0")
+    assert df.schema == plain.schema
+    assert sorted_rows(df.collect()) == sorted_rows(plain.collect())
+
+
+def _twice(spark, root: str, loads: list, options: dict | None = None):
+    """Read ``root`` twice (``_same_as_spark``): Spark infers at the first read, the second
+    uses what it inferred; that schema."""
+    del loads[:]
+    _same_as_spark(spark, root, options)
+    first = len(loads)
+    _same_as_spark(spark, root, options)
+    assert loads[first - 1] is None, "inferred (after trying a remembered schema)"
+    assert len(loads) == first + 1 and loads[-1] is not None, "then remembered"
+    return loads[-1]
+
+
+def test_a_second_read_infers_nothing(spark, tmp_path, loads):
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    assert loads == [None], "inferred"
+    for _ in range(2):
+        del loads[:]
+        _same_as_spark(spark, root)
+        assert len(loads) == 1 and loads[0] is not None, "loaded with the remembered schema"
+
+
+def _rewrite_first(spark, root):
+    write(os.path.join(root, "a.parquet"), pa.table({"x": pa.array([5], pa.int64()), "y": ["n"]}))
+
+
+def _new_first(spark, root):
+    write(os.path.join(root, "0.parquet"), pa.table({"x": pa.array([7], pa.int64()), "y": ["m"]}))
+
+
+@pytest.mark.parametrize("change", [_rewrite_first, _new_first], ids=["rewritten", "new first"])
+def test_a_file_spark_infers_from_changes(spark, tmp_path, loads, change):
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    change(spark, root)
+    assert "y" in _twice(spark, root, loads).fieldNames()
+
+
+def test_a_partition_value_that_changes_the_partition_type(spark, tmp_path, loads):
+    root = str(tmp_path / "t")
+    for p in (1, 2):
+        write(os.path.join(root, f"p={p}", "f.parquet"), pa.table({"x": [p]}))
+    _same_as_spark(spark, root)
+    write(os.path.join(root, "p=x", "f.parquet"), pa.table({"x": [3]}))
+    assert _twice(spark, root, loads)["p"].dataType.typeName() == "string"
+
+
+def test_a_setting_that_changes_the_inference(spark, tmp_path, loads):
+    root = str(tmp_path / "t")
+    local = pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us"))  # no time zone: NTZ
+    write(os.path.join(root, "a.parquet"), pa.table({"x": [1], "t": local}))
+    _same_as_spark(spark, root)
+    key = "spark.sql.parquet.inferTimestampNTZ.enabled"
+    spark.conf.set(key, "false")
+    try:
+        assert _twice(spark, root, loads)["t"].dataType.typeName() == "timestamp"
+    finally:
+        spark.conf.unset(key)
+    del loads[:]
+    _same_as_spark(spark, root)
+    assert loads[0]["t"].dataType.typeName() == "timestamp_ntz", "remembered before"
+
+
+def test_options_are_part_of_what_is_remembered(spark, tmp_path, loads):
+    root = str(tmp_path / "t")
+    _ints(root)
+    write(os.path.join(root, "c.parquet"), pa.table({"x": pa.array([2], pa.int32()), "z": [1.5]}))
+    assert "z" not in _twice(spark, root, loads).fieldNames()
+    assert "z" in _twice(spark, root, loads, {"mergeSchema": "true"}).fieldNames()
+    del loads[:]
+    _same_as_spark(spark, root)
+    assert "z" not in loads[0].fieldNames(), "remembered before"
