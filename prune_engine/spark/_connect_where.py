@@ -18,7 +18,11 @@ decide exactly, in two calls:
    ``timestamp'...'`` is read in the session time zone, ``'2024-03-10'`` compared with a date
    becomes Spark's date, ``double('NaN')``, ``1.5D``, ``0.1`` against a float column are
    Spark's doubles. A constant Spark fails on (an ANSI cast of ``'1.5'`` to an integer)
-   prunes nothing: Spark reports the error when the query runs.
+   prunes nothing: Spark reports the error when the query runs. Constants whose value is
+   certain as written skip this call (:class:`_Known`): decimal integers at an integer type
+   that holds them, ``timestamp_seconds`` of one at a timestamp, and plain
+   ``YYYY-MM-DD[ HH:MM:SS[.ffffff]]`` strings, ``date'...'`` and ``timestamp'...'`` at a
+   date, or at a timestamp in a UTC session (elsewhere the zone's rules stay Spark's).
 
 What the analyzer would add is emulated only where it is certain (:func:`common_type`):
 numeric comparisons (Spark's common type: the wider integer, the wider decimal, double when
@@ -35,6 +39,7 @@ sqlglot does not know (possibly UDFs), subqueries, and any SQL sqlglot cannot pa
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from dataclasses import dataclass, field
@@ -43,8 +48,8 @@ from typing import Any
 import pyarrow as pa
 
 from prune_engine.expr import nodes as n
-from prune_engine.spark._catalyst import (_UTC_ZONES, UNREAD, _Node, _Translator, _spark_error,
-                                           check_where)
+from prune_engine.spark._catalyst import (_EPOCH, _EPOCH_DATE, _UTC_ZONES, UNREAD, _Node,
+                                           _Translator, _spark_error, check_where)
 from prune_engine.spark._columns import INTEGRAL, StatsColumns, spark_type_name
 
 log = logging.getLogger("prune_engine.spark")
@@ -63,6 +68,9 @@ _KNOWN_ANONYMOUS = {"make_date", "make_timestamp", "make_timestamp_ntz", "make_t
                     "unhex", "negative", "positive"}
 _NUMERIC = INTEGRAL | {"float", "double", "decimal"}
 _DATETIME = {"date", "timestamp", "timestamp_ntz"}
+#: a date, or a date and time without a zone, that Spark and Python read alike
+_PLAIN_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}"
+                             r"(\.[0-9]{1,6})?)?")
 #: decimal digits of each integral type, as Spark widens it to a decimal
 _DIGITS = {"byte": 3, "short": 5, "integer": 10, "long": 20}
 _INT_RANK = {"byte": 0, "short": 1, "integer": 2, "long": 3}
@@ -88,11 +96,45 @@ class _Ref:
 @dataclass
 class _Const:
     """A constant sub-expression (no column), evaluated by Spark: a Connect Column; ``known``:
-    the value of a plain decimal integer (``42``, ``-7``), which needs no evaluation."""
+    what it is as written, when that may need no evaluation (:class:`_Known`)."""
 
     column: Any
     probe: int = -1
-    known: int | None = None
+    known: "_Known | None" = None
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A constant whose value at some types is known without Spark: ``kind`` ``"integer"``
+    (a decimal integer as written, ``42``, ``-7``: the same at every integer type that holds
+    it), ``"seconds"`` (``timestamp_seconds`` of one: a timestamp), or ``"text"`` (a string,
+    ``date`` or ``timestamp`` literal of a plain ``YYYY-MM-DD[ HH:MM:SS[.ffffff]]``: a date
+    when it is one, a timestamp in a UTC session; elsewhere the zone's rules are Spark's)."""
+
+    kind: str
+    value: Any
+
+    def at(self, spark_type, utc: bool):
+        """``(value, datetime value or None)`` of the constant at ``spark_type`` as Spark
+        would evaluate it, or None when Spark must be asked."""
+        if self.kind == "integer":
+            bits = _INTEGER_BITS.get(spark_type) if isinstance(spark_type, str) else None
+            fits = bits and -(1 << bits - 1) <= self.value < 1 << bits - 1
+            return (self.value, None) if fits else None
+        raw = None
+        try:
+            if self.kind == "seconds" and spark_type == "timestamp":
+                raw = self.value * 1_000_000
+            elif self.kind == "text" and spark_type == "date" and len(self.value) == 10:
+                raw = (dt.date.fromisoformat(self.value) - _EPOCH_DATE).days
+            elif self.kind == "text" and spark_type in ("timestamp", "timestamp_ntz") and utc:
+                since = dt.datetime.fromisoformat(self.value) - _EPOCH
+                raw = (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
+        except ValueError:  # no such date (February 30th, year 0): Spark's error or NULL
+            return None
+        if raw is None or not -(1 << 63) <= raw < 1 << 63:
+            return None
+        return str(raw), raw
 
 
 @dataclass
@@ -164,7 +206,7 @@ class _SqlReader:
             return _Ref(path) if path is not None else _Opaque("column")
         if self._constant(e):
             sql = self._constant_sql(e)
-            return _Const(_connect_functions().expr(sql), known=self._known_int(e)) if sql \
+            return _Const(_connect_functions().expr(sql), known=self._known(e)) if sql \
                 else _Opaque("constant")
         if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
             return _Call("isnull", [self.read(e.this)])
@@ -235,18 +277,41 @@ class _SqlReader:
                 return False
         return True
 
-    def _known_int(self, e) -> int | None:
-        """The value of ``e`` when it is a decimal integer as written (digits, maybe negated):
-        exact whichever integer type Spark gives it (the probe's type says which)."""
+    def _known(self, e) -> _Known | None:
+        """What ``e`` is as written, when its value may be known without Spark: a decimal
+        integer (digits, maybe negated), ``timestamp_seconds`` of one, or a string, ``date``
+        or ``timestamp`` literal of a plain date and time (:class:`_Known`)."""
         from sqlglot import exp
 
+        if isinstance(e, exp.Anonymous) and e.name.lower() == "timestamp_seconds" \
+                and len(e.expressions) == 1:
+            inner = self._known(e.expressions[0])
+            return _Known("seconds", inner.value) if inner and inner.kind == "integer" else None
+        types = exp.DataType.Type
+        if isinstance(e, exp.Cast) and e.to.this in (types.DATE, types.TIMESTAMP,
+                                                      types.TIMESTAMPTZ, types.TIMESTAMPLTZ,
+                                                      types.TIMESTAMPNTZ):
+            inner = self._known(e.this)  # date'...', timestamp'...', CAST('...' AS DATE)
+            if inner is None or inner.kind != "text" \
+                    or (e.to.this == types.DATE and len(inner.value) != 10):
+                return None  # a date cast drops a time of day
+            return inner
         sign = -1 if isinstance(e, exp.Neg) else 1
         e = e.this if sign < 0 else e
-        if not isinstance(e, exp.Literal) or e.is_string or "start" not in e.meta \
-                or "end" not in e.meta:
+        text = self._written(e) if isinstance(e, exp.Literal) else None
+        if text is None:
             return None
-        text = self.text[e.meta["start"]:e.meta["end"] + 1]
-        return sign * int(text) if re.fullmatch(r"[0-9]+", text) else None
+        if not e.is_string:
+            return _Known("integer", sign * int(text)) if re.fullmatch(r"[0-9]+", text) else None
+        match = _PLAIN_DATETIME.fullmatch(text[1:-1]) if sign > 0 and text[0] == "'" else None
+        return _Known("text", match.group()) if match else None
+
+    def _written(self, e) -> str | None:
+        """``e`` as written in the SQL text, or None when its place is not known."""
+        meta = e.meta
+        if "start" not in meta or "end" not in meta:
+            return None
+        return self.text[meta["start"]:meta["end"] + 1]
 
     def _constant_sql(self, e) -> str | None:
         """Spark SQL text of ``e`` with every literal as written (Spark reads its own string
@@ -687,7 +752,7 @@ def predicate(df, where, stats) -> n.Expr:
             "spark.sql.ansi.doubleQuotedIdentifiers", "false")).lower() == "true":
         syntax = None  # "x" is a column name here, a string to sqlglot: not read
     probes: list = []
-    known: dict[int, int] = {}
+    known: dict[int, _Known] = {}
     if syntax is not None:
         _number_probes(syntax, probes, known)
     probe_types = _analyse(df, where, probes)
@@ -698,16 +763,16 @@ def predicate(df, where, stats) -> n.Expr:
     builder = _Builder(df.schema, str(conf.get("spark.sql.caseSensitive")).lower() == "true",
                        ansi, probe_types)
     root = builder.predicate(syntax)
-    if not _fill_literals(session, builder, probes, known, root):
+    zone = conf.get("spark.sql.session.timeZone")
+    if not _fill_literals(session, builder, probes, known, root, zone in _UTC_ZONES):
         return UNREAD
     from prune_engine.spark._session import partition_names
 
-    zone = conf.get("spark.sql.session.timeZone")
     translator = _Translator(None, StatsColumns(stats), partition_names(df), zone in _UTC_ZONES)
     return translator.predicate(root)
 
 
-def _number_probes(item, probes: list, known: dict[int, int]) -> None:
+def _number_probes(item, probes: list, known: dict[int, _Known]) -> None:
     """Give every constant and cast its index among the probes Spark types; ``known``: the
     values of the constants known as written, by probe."""
     stack = [item]
@@ -750,22 +815,25 @@ def _analyse(df, where, probes: list) -> list | None:
 _INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 
 
-def _fill_literals(session, builder: _Builder, probes: list, known: dict[int, int],
-                   root: _Node) -> bool:
+def _fill_literals(session, builder: _Builder, probes: list, known: dict[int, _Known],
+                   root: _Node, utc: bool) -> bool:
     """Evaluate every literal's constant, cast as its node says, in one Spark call, and put
-    the exact values in the nodes; False when Spark fails (the where prunes nothing). An
-    integer as written, used at an integer type that holds it, needs no call (``known``)."""
+    the exact values in the nodes; False when Spark fails (the where prunes nothing). A
+    constant whose value at its type is known as written needs no call (``known``; ``utc``:
+    the session's time zone is UTC)."""
     from pyspark.sql.types import _parse_datatype_json_value
 
     escapes = [node for node in _walk(root) if "escape_probe" in node.given]
     asked = []
     for lit in builder.literals:
-        value = known.get(lit.probe)
-        bits = _INTEGER_BITS.get(lit.spark_type) if isinstance(lit.spark_type, str) else None
-        if value is not None and bits and -(1 << bits - 1) <= value < 1 << bits - 1:
-            lit.node.fields["value"] = value  # the same at every integer type it fits
-        else:
+        given = known.get(lit.probe)
+        value = given.at(lit.spark_type, utc) if given is not None else None
+        if value is None:
             asked.append(lit)
+            continue
+        lit.node.fields["value"] = value[0]
+        if value[1] is not None:
+            lit.node.given["value"] = value[1]
     columns = []
     for lit in asked:
         column = probes[lit.probe]

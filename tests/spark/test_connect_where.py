@@ -137,6 +137,57 @@ def test_integers_as_written_need_no_spark_call(base, lake, monkeypatch):
     assert kept <= evaluated
 
 
+#: constants whose value may be known as written: integers, timestamp_seconds, dates and
+#: times without a zone (as strings, typed literals and casts), at every column type
+_AS_WRITTEN = [
+    "ts >= timestamp_seconds(1709251200) AND ts < timestamp_seconds(1710000000)",
+    "ts > timestamp_seconds(-5) OR ntz > timestamp_seconds(1709251200)",
+    "ts >= timestamp'2024-03-02 10:00:00' AND ts < timestamp'2024-11-03 08:30:00.5'",
+    "ts = '2024-03-10 02:30:00' OR ts = '2024-11-03 01:30:00' OR ts >= '2024-03-05'",
+    "ntz >= timestamp'2024-03-10 02:30:00' OR ntz < '2024-03-02'",
+    "dt >= date'2024-03-05' AND dt <= '2024-03-07' OR dt = timestamp'2024-03-09'",
+    "dt = CAST('2024-03-04 10:00:00' AS DATE) OR ts = CAST('2024-03-04 10:00:00' AS DATE)",
+    "dt > timestamp'2024-03-04 10:00:00' OR ts < date'2024-03-02'",
+    "ts > '2024-13-01' OR dt = '2024-02-30' OR l = 9223372036854775807",
+]
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "UTC"])
+@pytest.mark.parametrize("where", _AS_WRITTEN)
+def test_constants_known_as_written_are_what_spark_evaluates(connect, base, lake, monkeypatch,
+                                                             zone, where):
+    """A constant read without Spark (an integer, ``timestamp_seconds`` of one, a plain date
+    or a date and time in a UTC session) has the value Spark gives it, whatever the type it
+    is compared at; in another zone a time of day is left to Spark."""
+    from prune_engine.spark import _connect_where
+
+    stats = lake[1]
+    before = connect.conf.get("spark.sql.session.timeZone")
+    connect.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        known = str(_catalyst.predicate(base, where, stats))
+        monkeypatch.setattr(_connect_where._Known, "at", lambda self, *a: None)
+        assert known == str(_catalyst.predicate(base, where, stats))
+    finally:
+        connect.conf.set("spark.sql.session.timeZone", before)
+
+
+def test_times_of_day_as_written_need_no_spark_call_in_utc(connect, base, lake, monkeypatch):
+    stats = lake[1]
+    where = "ts >= timestamp'2024-03-02 10:00:00' AND dt < '2024-03-09' AND l > 3"
+    before = connect.conf.get("spark.sql.session.timeZone")
+    connect.conf.set("spark.sql.session.timeZone", "UTC")
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("the constants were sent to Spark")
+
+    try:
+        monkeypatch.setattr(type(base.sparkSession), "range", no_call)
+        assert 0 < len(_kept(base, where, stats)) < 12
+    finally:
+        connect.conf.set("spark.sql.session.timeZone", before)
+
+
 _TYPES = ["tinyint", "smallint", "int", "bigint", "float", "double", "decimal(10,2)",
           "decimal(38,0)", "decimal(5,4)", "string", "date", "timestamp", "timestamp_ntz",
           "boolean", "binary"]
