@@ -33,6 +33,7 @@ from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 from prune_engine.spark._files import changed, file_key, identities, recorded_identity
 from prune_engine.spark._hadoop import session_filesystems
+from prune_engine.spark._inferred import IDENTITIES
 from prune_engine.spark._source import listing
 
 Missing = Literal["raise", "skip"]
@@ -94,7 +95,9 @@ def check_files(base, stats: StatsTable, missing: Missing = "skip") -> CheckedFi
     inside = np.array([k in exact or k.startswith(prefixes) for k in keys], dtype=bool)
     checked = CheckedFiles(keys, index, inside, listed=listed, roots=list(roots))
     ours = [k for k, i in zip(keys, inside) if i]
-    now = identities(ours, roots)
+    known = vars(base).get(IDENTITIES) or {}  # read when the source was opened, just before
+    now = {k: known[k] for k in ours if k in known}
+    now.update(identities([k for k in ours if k not in now], roots))
     checked.gone = [k for k in ours if now[k] is None]
     if checked.gone:
         _missing(checked.gone, missing)

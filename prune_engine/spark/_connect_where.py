@@ -746,10 +746,13 @@ def predicate(df, where, stats) -> n.Expr:
     if not isinstance(where, (str, ConnectColumn)):
         raise TypeError("a Spark Connect DataFrame takes Connect Columns: build them with "
                         "pyspark.sql.connect.functions (prune_engine.spark._session.functions)")
+    from prune_engine.spark._session import partition_names, settings
+
     session = df.sparkSession
+    conf = settings(session, list(_SETTINGS))
     syntax = _from_sql(where) if isinstance(where, str) else _from_column(where._expr)
-    if isinstance(where, str) and '"' in where and str(session.conf.get(
-            "spark.sql.ansi.doubleQuotedIdentifiers", "false")).lower() == "true":
+    if isinstance(where, str) and '"' in where \
+            and str(conf[_SETTINGS[3]]).lower() == "true":
         syntax = None  # "x" is a column name here, a string to sqlglot: not read
     probes: list = []
     known: dict[int, _Known] = {}
@@ -758,18 +761,19 @@ def predicate(df, where, stats) -> n.Expr:
     probe_types = _analyse(df, where, probes)
     if syntax is None or probe_types is None:
         return UNREAD
-    conf = session.conf
-    ansi = str(conf.get("spark.sql.ansi.enabled")).lower() == "true"
-    builder = _Builder(df.schema, str(conf.get("spark.sql.caseSensitive")).lower() == "true",
-                       ansi, probe_types)
+    ansi = str(conf[_SETTINGS[0]]).lower() == "true"
+    builder = _Builder(df.schema, str(conf[_SETTINGS[1]]).lower() == "true", ansi, probe_types)
     root = builder.predicate(syntax)
-    zone = conf.get("spark.sql.session.timeZone")
+    zone = conf[_SETTINGS[2]]
     if not _fill_literals(session, builder, probes, known, root, zone in _UTC_ZONES):
         return UNREAD
-    from prune_engine.spark._session import partition_names
-
     translator = _Translator(None, StatsColumns(stats), partition_names(df), zone in _UTC_ZONES)
     return translator.predicate(root)
+
+
+#: the settings the where's reading depends on (asked for in one request)
+_SETTINGS = ("spark.sql.ansi.enabled", "spark.sql.caseSensitive", "spark.sql.session.timeZone",
+             "spark.sql.ansi.doubleQuotedIdentifiers")
 
 
 def _number_probes(item, probes: list, known: dict[int, _Known]) -> None:

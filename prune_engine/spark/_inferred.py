@@ -36,6 +36,8 @@ _MEMORY: dict[tuple, "_Inferred"] = {}
 _LOCK = threading.Lock()
 #: sources remembered at most (the oldest go first)
 _MOST = 256
+#: where a frame opened here keeps the identities of the files listed for it
+IDENTITIES = "_prune_engine_identities"
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,8 @@ def forget() -> None:
 
 
 def _listed_identities(frame) -> tuple:
-    """Every file Spark lists for ``frame`` with its identity now, sorted (the listing is
-    kept on the frame for :func:`~prune_engine.spark._source.listing`)."""
+    """Every file Spark lists for ``frame`` with its identity now, sorted (the listing and
+    the identities are kept on the frame for :func:`~prune_engine.spark._checked.check_files`)."""
     from prune_engine.spark._files import file_key, identities
     from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import listing
@@ -107,6 +109,7 @@ def _listed_identities(frame) -> tuple:
     session_filesystems(frame.sparkSession, roots)
     keys = sorted({file_key(u) for u in listed})
     now = identities(keys, roots)
+    vars(frame)[IDENTITIES] = now
     return tuple((k, now[k]) for k in keys)
 
 

@@ -54,6 +54,7 @@ log = logging.getLogger("prune_engine.spark")
 
 _SEP = "\u0000"
 _THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_DEFAULT_THRESHOLD = 32
 #: options that name what to read: the kept files replace them
 _PATH_OPTIONS = {"path", "paths"}
 
@@ -182,8 +183,8 @@ def _partitioned(base, listed: list[str]) -> bool:
 def _listed_on_driver(spark, keys: list[str]):
     """Spark lists up to ``len(keys)`` paths on the driver inside the block when they are all
     local files (a status call each), rather than in a Spark job."""
-    if any("://" in k for k in keys):
-        yield
+    if len(keys) < _DEFAULT_THRESHOLD or any("://" in k for k in keys):
+        yield  # few enough for Spark's default (a lower setting is the user's choice)
         return
     conf = spark.conf
     before = conf.get(_THRESHOLD, None)

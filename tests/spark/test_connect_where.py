@@ -172,11 +172,14 @@ def test_constants_known_as_written_are_what_spark_evaluates(connect, base, lake
         connect.conf.set("spark.sql.session.timeZone", before)
 
 
-def test_times_of_day_as_written_need_no_spark_call_in_utc(connect, base, lake, monkeypatch):
+@pytest.mark.parametrize("zone, where", [
+    ("UTC", "ts >= timestamp'2024-03-02 10:00:00' AND dt < '2024-03-09' AND l > 3"),
+    ("America/Los_Angeles", "ts >= timestamp_seconds(1709373600) AND dt < date'2024-03-09'"),
+])
+def test_constants_as_written_need_no_spark_call(connect, base, lake, monkeypatch, zone, where):
     stats = lake[1]
-    where = "ts >= timestamp'2024-03-02 10:00:00' AND dt < '2024-03-09' AND l > 3"
     before = connect.conf.get("spark.sql.session.timeZone")
-    connect.conf.set("spark.sql.session.timeZone", "UTC")
+    connect.conf.set("spark.sql.session.timeZone", zone)
 
     def no_call(*args, **kwargs):
         raise AssertionError("the constants were sent to Spark")
@@ -265,3 +268,15 @@ def test_double_quoted_identifiers_are_left_to_spark(connect, base, lake):
     finally:
         connect.conf.unset(key)
     assert len(_kept(base, "l > 25", lake[1])) < 12
+
+
+def test_settings_come_in_one_request_with_their_defaults(connect, classic_spark):
+    """``settings``: the values ``conf.get`` gives, on Connect in one request; a setting this
+    Spark does not have is None."""
+    from prune_engine.spark._session import settings
+
+    keys = ["spark.sql.session.timeZone", "spark.sql.caseSensitive", "spark.sql.ansi.enabled"]
+    for session in (connect, classic_spark):
+        assert settings(session, keys) == {k: session.conf.get(k) for k in keys}
+        assert settings(session, keys + ["spark.sql.no.such.setting"])[
+            "spark.sql.no.such.setting"] is None
