@@ -172,6 +172,54 @@ def test_constants_known_as_written_are_what_spark_evaluates(connect, base, lake
         connect.conf.set("spark.sql.session.timeZone", before)
 
 
+def _random_datetime(rng: random.Random) -> str:
+    """A date or date and time as written in SQL, valid or not, at the types' edges too."""
+    year = rng.choice(["0001", "1582", "1900", "1969", "1970", "2024", "9999", "0000"])
+    month, day = rng.choice(["01", "02", "12", "13", "00"]), rng.choice(["01", "28", "29", "31", "32"])
+    text = f"{year}-{month}-{day}"
+    if rng.random() < 0.6:
+        text += f" {rng.choice(['00', '23', '24'])}:{rng.choice(['00', '59'])}:" \
+                f"{rng.choice(['00', '59', '60'])}"
+        if rng.random() < 0.5:
+            text += "." + "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 6)))
+    return text
+
+
+def _reading(base, where, stats) -> str:
+    """The engine's reading of ``where``, or the error Spark gives it (an invalid literal)."""
+    try:
+        return str(_catalyst.predicate(base, where, stats))
+    except pe.PruneEngineError as e:
+        return f"error: {type(e).__name__}"
+
+
+def test_random_constants_known_as_written_are_what_spark_evaluates(connect, base, lake,
+                                                                    monkeypatch):
+    from prune_engine.spark import _connect_where
+
+    rng = random.Random(23)
+    stats = lake[1]
+    before = connect.conf.get("spark.sql.session.timeZone")
+    read = 0
+    try:
+        for zone in ("UTC", "America/Los_Angeles"):
+            connect.conf.set("spark.sql.session.timeZone", zone)
+            for _ in range(12):
+                column = rng.choice(["ts", "ntz", "dt"])
+                literal = rng.choice(["'{}'", "timestamp'{}'", "date'{}'",
+                                      "CAST('{}' AS DATE)"]).format(_random_datetime(rng))
+                seconds = rng.choice([0, -1, 1709373600, 253402300799, 9223372036854])
+                where = f"{column} >= {literal} OR ts < timestamp_seconds({seconds})"
+                with monkeypatch.context() as m:
+                    known = _reading(base, where, stats)
+                    m.setattr(_connect_where._Known, "at", lambda self, *a: None)
+                    assert known == _reading(base, where, stats), (zone, where)
+                read += not known.startswith("error")
+    finally:
+        connect.conf.set("spark.sql.session.timeZone", before)
+    assert read >= 8, "most wheres are valid"
+
+
 @pytest.mark.parametrize("zone, where", [
     ("UTC", "ts >= timestamp'2024-03-02 10:00:00' AND dt < '2024-03-09' AND l > 3"),
     ("America/Los_Angeles", "ts >= timestamp_seconds(1709373600) AND dt < date'2024-03-09'"),
