@@ -23,6 +23,7 @@ is not detected), listing the roots where many files of an object store are aske
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -42,6 +43,13 @@ def file_key(path: str) -> str:
     """The one name of a file, however it is written: a normalized absolute local path for
     local files (plain or ``file:`` URIs, percent-decoded), else ``scheme://authority/path``
     with the path decoded."""
+    if path.startswith(("/", "file:")) or "://" in path:
+        return _key(path)
+    return os.path.normpath(os.path.abspath(path))  # relative: to the working folder now
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same names come back at every read of a source
+def _key(path: str) -> str:
     if path.startswith("file:/") and not _ENCODED.search(path):  # nothing quoted: no parsing
         local = path[7:] if path.startswith("file:///") else path[5:]
         if local[1:2] != "/":  # not an authority's (file://host/...) nor a UNC-like //path
@@ -51,7 +59,7 @@ def file_key(path: str) -> str:
         if parts.scheme == "file":
             return os.path.normpath(unquote(parts.path))
         return f"{parts.scheme}://{parts.netloc}{unquote(parts.path)}"
-    return os.path.normpath(path if path.startswith("/") else os.path.abspath(path))
+    return os.path.normpath(path)
 
 
 def _quote_run(match: re.Match) -> str:

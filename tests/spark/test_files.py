@@ -26,3 +26,10 @@ def test_the_shortcut_agrees_with_parsing_the_uri(prefix, rest):
 def test_sparks_form_of_a_local_file_comes_back_to_its_key(name):
     key = os.path.normpath("/data/" + name)
     assert file_key(spark_file_path(key)) == key
+
+
+def test_a_relative_path_is_taken_from_the_working_folder_of_the_moment(tmp_path, monkeypatch):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        assert file_key("x/../f.parquet") == str(tmp_path / folder / "f.parquet")
