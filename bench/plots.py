@@ -12,7 +12,9 @@ of a run and returns the (file, caption) pairs for ``report.report``.
 - :func:`pruning_rate`: per predicate, the share of containers pe.prune prunes (and the
   engines that prune less);
 - :func:`ngram_size_vs_fpr`: the n-gram index's bytes per container against its measured
-  false-positive rate, per kind of index.
+  false-positive rate, per kind of index;
+- :func:`lake_times`: on a lake Spark wrote, plain Spark, prune_engine and the floor (plain
+  Spark handed the kept files), per scenario and session.
 
 >>> data = {"benchmarks": [
 ...     {"group": "1k eq_int", "stats": {"median": 2e-6},
@@ -31,7 +33,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from report import ENGINES, SIZE_ORDER, fmt_bytes, geomean, index_kind, load_results
+from report import (ENGINES, LAKE_FLOOR, LAKE_TARGETS, SIZE_ORDER, fmt_bytes, geomean,
+                    index_kind, load_results)
 
 #: line styles that set pe.prune and the floor apart from the peers
 _STYLE = {"prune": {"lw": 3, "color": "black"}, "plan": {"lw": 1.5, "color": "black", "ls": ":"},
@@ -148,11 +151,44 @@ def ngram_size_vs_fpr(data: dict, stat: str = "median") -> Figure | None:
 
 
 #: every figure of the report: (file name, caption, function)
+def lake_times(data: dict, stat: str = "median") -> Figure | None:
+    """``bench/test_bench_spark_lake.py``: per scenario and session, the time of plain Spark,
+    of prune_engine, and of the floor (plain Spark handed the files prune_engine keeps), log
+    scale, with prune_engine's speed-up over plain Spark on its bar."""
+    _, others = load_results(data, stat)
+    times = {(o["group"], o.get("session"), o["engine"]): o["seconds"] for o in others
+             if o.get("group") in LAKE_TARGETS and o.get("session")}
+    cases = [(g, s) for g in LAKE_TARGETS for s in ("classic", "connect")
+             if (g, s, "plain") in times and (g, s, "prune_engine") in times]
+    if not cases:
+        return None
+    engines = [("plain", "plain Spark", "tab:grey"), ("prune_engine", "prune_engine", "black"),
+               (LAKE_FLOOR, "floor: plain Spark, kept files only", "tab:green")]
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / len(engines)
+    x = np.arange(len(cases))
+    for i, (engine, label, color) in enumerate(engines):
+        bars = ax.bar(x + i * width, [times.get((g, s, engine), np.nan) for g, s in cases],
+                      width, label=label, color=color)
+        if engine == "prune_engine":
+            ax.bar_label(bars, [f"{times[g, s, 'plain'] / times[g, s, engine]:.1f}×"
+                                for g, s in cases], fontsize="small")
+    ax.set_xticks(x + width, [f"{g.removeprefix('lake ')}\n{s}" for g, s in cases])
+    files = next((f"{o['files']:,}-file " for o in others
+                  if o.get("group") == "lake saved stats" and o.get("files")), "")
+    ax.set(yscale="log", ylabel=f"seconds to the collected rows ({stat})",
+           title=f"A {files}lake Spark wrote: 1% of the files match")
+    ax.legend(fontsize="small")
+    return fig
+
+
 FIGURES = [
     ("time_vs_containers.png", "time per call against containers", time_vs_containers),
     ("ratio_to_floor.png", "ratio to the floor per predicate", ratio_to_floor),
     ("pruning_rate.png", "pruning rate per predicate", pruning_rate),
     ("ngram_size_vs_fpr.png", "n-gram index size against false-positive rate", ngram_size_vs_fpr),
+    ("lake_times.png", "a lake Spark wrote: plain Spark, prune_engine and the floor", lake_times),
 ]
 
 
