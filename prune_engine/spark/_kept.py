@@ -182,7 +182,8 @@ def _partitioned(base, listed: list[str]) -> bool:
 @contextlib.contextmanager
 def _listed_on_driver(spark, keys: list[str]):
     """Spark lists up to ``len(keys)`` paths on the driver inside the block when they are all
-    local files (a status call each), rather than in a Spark job."""
+    local files (a status call each), rather than in a Spark job; fewer than Spark's default
+    threshold (32) are listed there anyway, and the setting is left alone."""
     if len(keys) < _DEFAULT_THRESHOLD or any("://" in k for k in keys):
         yield  # few enough for Spark's default (a lower setting is the user's choice)
         return

@@ -68,7 +68,7 @@ def listing(df, *, keep: bool = False) -> tuple[list[str], list[str]]:
     """The files Spark lists for a DataFrame read from files (:func:`listed_uris`), and its
     roots (file keys). ``keep=True``: the answer is kept on ``df`` and given again for it (a
     frame prune_engine opened and uses within one call; a frame of the caller is asked
-    again, as a Connect one lists anew at every question)."""
+    again, since a Connect one may list anew at every question)."""
     known = vars(df).get("_prune_engine_listing")
     if known is None:
         files = listed_uris(df)
