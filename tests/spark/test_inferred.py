@@ -75,11 +75,11 @@ def test_a_second_read_infers_nothing(spark, tmp_path, loads):
 
 
 def _rewrite_first(spark, root):
-    write(os.path.join(root, "a.parquet"), pa.table({"x": pa.array([5], pa.int64()), "y": ["n"]}))
+    write(os.path.join(root, "a.parquet"), pa.table({"x": pa.array([5], pa.int32()), "y": ["n"]}))
 
 
 def _new_first(spark, root):
-    write(os.path.join(root, "0.parquet"), pa.table({"x": pa.array([7], pa.int64()), "y": ["m"]}))
+    write(os.path.join(root, "0.parquet"), pa.table({"x": pa.array([7], pa.int32()), "y": ["m"]}))
 
 
 @pytest.mark.parametrize("change", [_rewrite_first, _new_first], ids=["rewritten", "new first"])
