@@ -33,8 +33,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from report import (ENGINES, LAKE_FLOOR, LAKE_TARGETS, SIZE_ORDER, fmt_bytes, geomean,
-                    index_kind, load_results)
+from report import (ENGINES, LAKE_FLOOR, SIZE_ORDER, fmt_bytes, geomean, index_kind,
+                    lake_cells, load_results)
 
 #: line styles that set pe.prune and the floor apart from the peers
 _STYLE = {"prune": {"lw": 3, "color": "black"}, "plan": {"lw": 1.5, "color": "black", "ls": ":"},
@@ -156,12 +156,10 @@ def lake_times(data: dict, stat: str = "median") -> Figure | None:
     of prune_engine, and of the floor (plain Spark handed the files prune_engine keeps), log
     scale, with prune_engine's speed-up over plain Spark on its bar."""
     _, others = load_results(data, stat)
-    times = {(o["group"], o.get("session"), o["engine"]): o["seconds"] for o in others
-             if o.get("group") in LAKE_TARGETS and o.get("session")}
-    cases = [(g, s) for g in LAKE_TARGETS for s in ("classic", "connect")
-             if (g, s, "plain") in times and (g, s, "prune_engine") in times]
-    if not cases:
+    cells = lake_cells(others)
+    if not cells:
         return None
+    cases = list(cells)
     engines = [("plain", "plain Spark", "tab:grey"), ("prune_engine", "prune_engine", "black"),
                (LAKE_FLOOR, "floor: plain Spark, kept files only", "tab:green")]
     fig = Figure(figsize=(9, 4.5), layout="constrained")
@@ -169,11 +167,11 @@ def lake_times(data: dict, stat: str = "median") -> Figure | None:
     width = 0.8 / len(engines)
     x = np.arange(len(cases))
     for i, (engine, label, color) in enumerate(engines):
-        bars = ax.bar(x + i * width, [times.get((g, s, engine), np.nan) for g, s in cases],
-                      width, label=label, color=color)
+        seconds = [cells[c][engine]["seconds"] if engine in cells[c] else np.nan for c in cases]
+        bars = ax.bar(x + i * width, seconds, width, label=label, color=color)
         if engine == "prune_engine":
-            ax.bar_label(bars, [f"{times[g, s, 'plain'] / times[g, s, engine]:.1f}×"
-                                for g, s in cases], fontsize="small")
+            ax.bar_label(bars, [f"{cells[c]['plain']['seconds'] / t:.1f}×"
+                                for c, t in zip(cases, seconds)], fontsize="small")
     ax.set_xticks(x + width, [f"{g.removeprefix('lake ')}\n{s}" for g, s in cases])
     files = next((f"{o['files']:,}-file " for o in others
                   if o.get("group") == "lake saved stats" and o.get("files")), "")

@@ -459,14 +459,15 @@ LAKE_CONNECT_TOLERANCE = 0.2
 LAKE_SAVED_STATS_TARGET_S = 0.1
 
 
-def _lake_speedups(others: list[dict]) -> dict[tuple[str, str], tuple[dict, dict]]:
-    """(group, session) -> (plain, prune_engine) rows of ``bench/test_bench_spark_lake.py``."""
+def lake_cells(others: list[dict]) -> dict[tuple[str, str], dict[str, dict]]:
+    """(group, session) -> {engine: row} of ``bench/test_bench_spark_lake.py``'s scenarios
+    that ran both plain Spark and prune_engine."""
     out = {}
     for group in LAKE_TARGETS:
         for kind in ("classic", "connect"):
             cell = {o["engine"]: o for o in _group(others, group) if o.get("session") == kind}
             if "plain" in cell and "prune_engine" in cell:
-                out[(group, kind)] = (cell["plain"], cell["prune_engine"])
+                out[(group, kind)] = cell
     return out
 
 
@@ -478,15 +479,14 @@ def lake_table(others: list[dict]) -> str:
     """``bench/test_bench_spark_lake.py``: per scenario and session, both sides' times, the
     speed-up, the floor (plain Spark handed the kept files) with the best speed-up it allows,
     and the files scanned; the saved statistics' refresh."""
-    pairs = _lake_speedups(others)
-    if not pairs:
+    cells = lake_cells(others)
+    if not cells:
         return ""
     lines = ["| scenario | session | plain Spark | prune_engine | speed-up | floor (kept files "
              "only) | speed-up at the floor | files scanned (plain / ours) |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for (group, kind), (plain, ours) in pairs.items():
-        floor = next((o for o in _group(others, group) if o.get("session") == kind
-                      and o["engine"] == LAKE_FLOOR), None)
+    for (group, kind), cell in cells.items():
+        plain, ours, floor = cell["plain"], cell["prune_engine"], cell.get(LAKE_FLOOR)
         at_floor = "— | —" if floor is None else \
             f"{fmt_time(floor['seconds'])} | {plain['seconds'] / floor['seconds']:.1f}×"
         lines.append(f"| {group} | {kind} | {fmt_time(plain['seconds'])} | "
@@ -500,18 +500,18 @@ def lake_table(others: list[dict]) -> str:
 
 
 def lake_target_lines(others: list[dict]) -> list[str]:
-    pairs = _lake_speedups(others)
+    cells = lake_cells(others)
     out = []
     for group, target in LAKE_TARGETS.items():
-        if (group, "classic") not in pairs:
+        if (group, "classic") not in cells:
             continue
-        plain, ours = pairs[(group, "classic")]
-        speedup = plain["seconds"] / ours["seconds"]
+        cell = cells[(group, "classic")]
+        speedup = cell["plain"]["seconds"] / cell["prune_engine"]["seconds"]
         out.append(f"- {group}: {speedup:.1f}× plain Spark (target {target:g}×) — "
                    f"{'PASS' if speedup >= target else 'MISS'}")
-        if (group, "connect") in pairs:
-            c_plain, c_ours = pairs[(group, "connect")]
-            c_speedup = c_plain["seconds"] / c_ours["seconds"]
+        if (group, "connect") in cells:
+            c_cell = cells[(group, "connect")]
+            c_speedup = c_cell["plain"]["seconds"] / c_cell["prune_engine"]["seconds"]
             ok = c_speedup >= speedup * (1 - LAKE_CONNECT_TOLERANCE)
             out.append(f"- {group} over Connect: {c_speedup:.1f}× (within "
                        f"{LAKE_CONNECT_TOLERANCE:.0%} of classic's {speedup:.1f}×) — "

@@ -93,8 +93,8 @@ class Kernels:
             if not self._started:
                 self._started = True
                 if calls > LOAD_WORTH:
-                    compiled = importlib.import_module(self.module)
-                    if self._cached(compiled) and self._load(compiled):
+                    compiled = self._from_cache()
+                    if compiled is not None:
                         return compiled
                 threading.Thread(target=self._prepare, name=f"numba {self.module}",
                                  daemon=True).start()
@@ -115,11 +115,16 @@ class Kernels:
     def _prepare(self) -> None:
         """Load the compiled functions from numba's cache (a fraction of a second), else
         compile them in a child process and load what it wrote."""
-        compiled = importlib.import_module(self.module)  # (numba itself: a tenth of a second)
-        if self._cached(compiled) and self._load(compiled):
+        if self._from_cache() is not None:
             return
         self._compile_in_child()
         self._load(importlib.import_module(self.module))
+
+    def _from_cache(self):
+        """The compiled module loaded from numba's cache, or None when the cache does not
+        hold it (importing it imports numba: a tenth of a second)."""
+        compiled = importlib.import_module(self.module)
+        return compiled if self._cached(compiled) and self._load(compiled) else None
 
     def _load(self, compiled) -> bool:
         """Run the warm-up on the compiled functions (a load from numba's cache, or a

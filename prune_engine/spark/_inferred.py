@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from prune_engine.spark._session import is_connect, session_key
+from prune_engine.spark._session import session_key, sql_settings
 
 #: per session, format, paths, options and settings: what the last inference gave
 _MEMORY: dict[tuple, "_Inferred"] = {}
@@ -54,7 +54,7 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
     ``load(None)``, remembering what Spark inferred (see the module doc)."""
     if format.lower() != "parquet":
         return load(None)
-    settings = _settings(spark)
+    settings = sql_settings(spark)
     if settings is None:
         return load(None)
     key = (session_key(spark), tuple(paths), tuple(sorted((options or {}).items())), settings)
@@ -111,19 +111,3 @@ def _listed_identities(frame) -> tuple:
     now = identities(keys, roots)
     vars(frame)[IDENTITIES] = now
     return tuple((k, now[k]) for k in keys)
-
-
-def _settings(spark) -> frozenset | None:
-    """The session's ``spark.sql.*`` settings that are set, or None when they cannot be
-    asked for."""
-    if is_connect(spark):
-        get_all = getattr(type(spark.conf), "getAll", None)
-        if get_all is None:
-            return None
-        every = spark.conf.getAll
-        every = every() if callable(every) else every
-    else:
-        from prune_engine.spark._session import java_map
-
-        every = java_map(spark, spark._jsparkSession.conf().getAll())
-    return frozenset((k, v) for k, v in every.items() if k.startswith("spark.sql."))

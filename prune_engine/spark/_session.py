@@ -49,6 +49,19 @@ def settings(spark, keys: list[str]) -> dict[str, str]:
     return {k: _setting(spark, k) for k in keys}
 
 
+def sql_settings(spark) -> frozenset | None:
+    """Every ``spark.sql.*`` setting the session has set, as ``(key, value)`` pairs; None
+    where they cannot be asked for (a Spark Connect client older than 4.0)."""
+    if is_connect(spark):
+        if getattr(type(spark.conf), "getAll", None) is None:
+            return None
+        every = spark.conf.getAll  # a property on Connect
+        every = every() if callable(every) else every
+    else:
+        every = java_map(spark, spark._jsparkSession.conf().getAll())
+    return frozenset((k, v) for k, v in every.items() if k.startswith("spark.sql."))
+
+
 def _setting(spark, key: str) -> str | None:
     try:
         return spark.conf.get(key)  # its default when not set
