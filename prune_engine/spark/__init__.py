@@ -8,7 +8,9 @@ The contract:
   (:mod:`prune_engine.spark._source`).
 - **What is read.** Statistics come from Parquet footers read by the executors
   (:func:`collect_stats`, the same table as ``pe.collect_stats``; ``compute_missing=True``
-  computes what the footers lack, such as Spark's INT96 timestamps), from an exact
+  computes what the footers lack, such as Spark's INT96 timestamps; files pyarrow cannot
+  open are listed and aggregated through Spark, :mod:`prune_engine.spark._through_spark`),
+  from an exact
   aggregation of any file-based DataFrame (:func:`stats_from_dataframe`), from any statistics
   table, or, given none, from statistics saved for the source and refreshed for new, changed
   and gone files (:mod:`prune_engine.spark._saved`). A ``where`` is Spark SQL text or a

@@ -97,7 +97,7 @@ def check_files(base, stats: StatsTable, missing: Missing = "skip") -> CheckedFi
     ours = [k for k, i in zip(keys, inside) if i]
     known = vars(base).get(IDENTITIES) or {}  # read when the source was opened, just before
     now = {k: known[k] for k in ours if k in known}
-    now.update(identities([k for k in ours if k not in now], roots))
+    now.update(identities([k for k in ours if k not in now], roots, base.sparkSession))
     checked.gone = [k for k in ours if now[k] is None]
     if checked.gone:
         _missing(checked.gone, missing)

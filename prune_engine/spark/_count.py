@@ -59,7 +59,7 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
 
     base = source_frame(spark, source, format, options, schema)
     summary = PruneSummary()
-    stats = statistics(spark, source, stats, summary)
+    stats = statistics(spark, source, stats, summary, base)
     started = time.perf_counter()
     expr = where_predicate(base, where, stats)
     files = check_files(base, stats, missing)

@@ -29,6 +29,8 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
+from prune_engine.errors import StatsError
+
 #: what makes a URI's path differ from its text: percent-escapes, a query, a fragment
 _ENCODED = re.compile(r"[%?#]")
 #: runs of characters java.net.URI may quote in a path (all but the ASCII it leaves alone)
@@ -100,11 +102,13 @@ def hadoop_path(key: str, *, literal: bool = False) -> str:
     return _GLOB.sub(r"\\\g<0>", path) if literal else path
 
 
-def identities(keys: list[str], roots: list[str] = ()) -> dict[str, tuple[int, ...] | None]:
+def identities(keys: list[str], roots: list[str] = (),
+               spark=None) -> dict[str, tuple[int, ...] | None]:
     """``(size, modification time in ms[, inode, ctime_ns])`` of each file now; None for a
     file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
     object store are found by listing them (a request per thousand files) rather than one
-    request each."""
+    request each. Files pyarrow cannot reach are listed by ``spark``
+    (:mod:`~prune_engine.spark._through_spark`)."""
     out: dict[str, tuple[int, ...] | None] = {}
     remote: dict[str, list[str]] = {}
     for key in keys:
@@ -118,10 +122,23 @@ def identities(keys: list[str], roots: list[str] = ()) -> dict[str, tuple[int, .
             out[key] = None
             continue
         out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
+    from prune_engine.spark._through_spark import reached_by_pyarrow
+
     for prefix, group in remote.items():
-        out.update(_remote_identities(group, [r for r in roots if r.startswith(prefix)
-                                              or r + "/" == prefix]))
+        under = [r for r in roots if r.startswith(prefix) or r + "/" == prefix]
+        out.update(_remote_identities(group, under) if reached_by_pyarrow(prefix)
+                   else _spark_identities(spark, group, under))
     return out
+
+
+def _spark_identities(spark, keys: list[str], roots: list[str]) -> dict[str, tuple | None]:
+    if spark is None:
+        raise StatsError(f"pyarrow cannot open {keys[0]} (no filesystem for its scheme), and "
+                         "no Spark session was given to list it")
+    from prune_engine.spark._through_spark import spark_identities
+
+    found = spark_identities(spark, roots or keys)
+    return {k: found.get(k) for k in keys}
 
 
 #: above this many files of one object store, their roots are listed instead of asking for

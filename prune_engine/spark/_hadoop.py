@@ -15,7 +15,8 @@ endpoint and credentials. Where the session sets none of them, pyarrow's own cha
 Not translated: credential providers other than keys (``fs.s3a.aws.credentials.provider``
 naming an assumed role, a custom class), other Hadoop filesystems' settings (``abfss://``,
 ``gs://``, ``hdfs://`` use pyarrow's own configuration: its environment variables and
-defaults).
+defaults). A scheme pyarrow cannot open at all is reached through Spark
+(:mod:`~prune_engine.spark._through_spark`).
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ else, so it would infer the same schema. The first load with a remembered schema
 it gives that very schema back; where it does not, the source is never loaded with one.
 
 Not remembered: a source given with a schema, a table (the catalog holds its schema), a
-format other than Parquet, and a session that cannot list its settings (a Spark Connect
-client older than 4.0). A file rewritten between Spark's inference and the identities read
+format other than Parquet, files pyarrow cannot reach (listing them is a Spark job:
+:mod:`~prune_engine.spark._through_spark`), and a session that cannot list its settings
+(a Spark Connect client older than 4.0). A file rewritten between Spark's inference and the identities read
 just after it is seen as it is after; plain Spark has the same window between a load and
 its scan.
 """
@@ -52,8 +53,12 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
     """``load(schema)`` (a DataFrame of the source read with ``schema``, or inferring it for
     None) with the schema remembered for this source when nothing it rests on changed, else
     ``load(None)``, remembering what Spark inferred (see the module doc)."""
-    if format.lower() != "parquet":
-        return load(None)
+    from prune_engine.spark._hadoop import session_filesystems
+    from prune_engine.spark._through_spark import all_reached
+
+    session_filesystems(spark, paths)
+    if format.lower() != "parquet" or not all_reached(paths):
+        return load(None)  # listing files pyarrow cannot reach costs more than inferring
     settings = sql_settings(spark)
     if settings is None:
         return load(None)
@@ -108,6 +113,6 @@ def _listed_identities(frame) -> tuple:
     listed, roots = listing(frame, keep=True)
     session_filesystems(frame.sparkSession, roots)
     keys = sorted({file_key(u) for u in listed})
-    now = identities(keys, roots)
+    now = identities(keys, roots, frame.sparkSession)
     vars(frame)[IDENTITIES] = now
     return tuple((k, now[k]) for k in keys)

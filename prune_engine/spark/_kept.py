@@ -48,7 +48,7 @@ import logging
 import re
 
 from prune_engine.spark._files import hadoop_path
-from prune_engine.spark._session import functions, is_connect, java_map
+from prune_engine.spark._session import functions, is_connect, java_map, setting
 
 log = logging.getLogger("prune_engine.spark")
 
@@ -192,11 +192,8 @@ def _listed_on_driver(spark, keys: list[str]):
     if before is not None and int(before) > len(keys):
         yield
         return
-    conf.set(_THRESHOLD, str(len(keys) + 1))
-    try:
+    with setting(spark, _THRESHOLD, str(len(keys) + 1), before):
         yield
-    finally:
-        conf.unset(_THRESHOLD) if before is None else conf.set(_THRESHOLD, before)
 
 
 def exclude(base, pruned: list[str]):

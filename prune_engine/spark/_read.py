@@ -169,7 +169,7 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     check_limit(limit)
     base = source_frame(spark, source, format, options, schema)
     summary = PruneSummary()
-    stats = statistics(spark, source, stats, summary)
+    stats = statistics(spark, source, stats, summary, base)
     started = time.perf_counter()
     expr = where_predicate(base, where, stats)
     items = sort_items(base, order_by) if order_by is not None else []
@@ -198,14 +198,14 @@ def names_source(source, *columns) -> bool:
     return is_dataframe(source) and any(is_column(c) for c in flat)
 
 
-def statistics(spark, source, stats, summary: PruneSummary) -> StatsTable:
+def statistics(spark, source, stats, summary: PruneSummary, base=None) -> StatsTable:
     """``stats`` as a :class:`StatsTable`; None: the statistics saved for ``source``,
-    refreshed (``summary.statistics`` says how)."""
+    refreshed (``summary.statistics`` says how; ``base``: the source opened already)."""
     if stats is not None:
         return as_stats_table(stats)
     from prune_engine.spark._saved import saved_stats
 
-    stats = saved_stats(spark, source)
+    stats = saved_stats(spark, source, base)
     summary.statistics = stats.metadata["refresh"]
     return stats
 

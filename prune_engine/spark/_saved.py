@@ -8,7 +8,9 @@ new and changed files, drops the rows of files that are gone, and saves the resu
 (``refresh`` of :mod:`prune_engine.stats.collect`, with the Spark job as the collector). A
 file is unchanged when its size and modification time, and for a local file its inode and
 status-change time, are the ones recorded; an object store's object or an HDFS file
-rewritten with the same size and modification time is not detected.
+rewritten with the same size and modification time is not detected. Files pyarrow cannot
+reach are listed, and their statistics computed, by Spark
+(:mod:`~prune_engine.spark._through_spark`).
 
 Where: one Parquet file per source (named by a hash of its roots) in the folder that the
 session's ``spark.prune_engine.statsDir`` gives, else the ``PRUNE_ENGINE_STATS_DIR``
@@ -47,8 +49,9 @@ def stats_dir(spark) -> str:
     return os.path.join(cache, "prune_engine", "stats")
 
 
-def saved_stats(spark, source) -> StatsTable:
-    """The statistics of ``source``, saved and refreshed (see the module doc);
+def saved_stats(spark, source, base=None) -> StatsTable:
+    """The statistics of ``source`` (``base``: its DataFrame, when opened already), saved and
+    refreshed (see the module doc);
     ``metadata["refresh"]`` counts the files reused, changed, new and gone, and
     ``metadata["refresh"]["seconds"]`` the time spent."""
     from prune_engine.stats.collect import refresh
@@ -56,18 +59,24 @@ def saved_stats(spark, source) -> StatsTable:
 
     from prune_engine.spark._collect import collect_files
     from prune_engine.spark._hadoop import session_filesystems
-    from prune_engine.spark._source import source_roots
+    from prune_engine.spark._source import is_dataframe, source_frame, source_roots
+    from prune_engine.spark._through_spark import all_reached
 
     started = time.perf_counter()
     roots = source_roots(spark, source)
     session_filesystems(spark, roots)
-    listing = list_source(roots)
-    types = partition_types(listing.files, listing.typed)
+    if all_reached(roots):
+        listing = list_source(roots)
+        types = partition_types(listing.files, listing.typed)
+
+        def collect(files) -> StatsTable:
+            return collect_files(spark, files, types, OPTIONS)
+    else:
+        ours = base is not None and not is_dataframe(source)  # not a frame of the caller
+        listing, collect = _through_spark(
+            spark, base if base is not None else source_frame(spark, source), ours)
     path = _path(spark, roots)
     saved = _load(path)
-
-    def collect(files) -> StatsTable:
-        return collect_files(spark, files, types, OPTIONS)
 
     if saved is None:
         stats = collect(listing.files)
@@ -83,6 +92,35 @@ def saved_stats(spark, source) -> StatsTable:
              "(%.0f ms)", roots, counts["reused"], counts["changed"], counts["new"],
              counts["gone"], counts["seconds"] * 1e3)
     return stats
+
+
+def _through_spark(spark, base, ours: bool):
+    """The listing of a source pyarrow cannot reach (``base``: its DataFrame), and the
+    collector of its files, both through Spark (:mod:`~prune_engine.spark._through_spark`).
+    ``ours``: ``base`` was opened for this call, so the listing and the files' identities
+    stay on it for the freshness check that follows."""
+    from prune_engine.stats.listing import Listing, SourceFile
+
+    from prune_engine.spark._files import file_key
+    from prune_engine.spark._kept import kept_frame
+    from prune_engine.spark._inferred import IDENTITIES
+    from prune_engine.spark._source import listing
+    from prune_engine.spark._through_spark import collect_through_spark, spark_identities
+
+    listed, roots = listing(base, keep=ours)
+    now = spark_identities(spark, roots)
+    if ours:
+        vars(base)[IDENTITIES] = now
+    keys = sorted({file_key(u) for u in listed} & set(now))
+    files = Listing([SourceFile(k, size=now[k][0], mtime_ns=now[k][1] * 1_000_000)
+                     for k in keys])
+
+    def collect(fresh) -> StatsTable:
+        wanted = {f.path for f in fresh}
+        frame = kept_frame(base, [k for k in keys if k not in wanted], listed, roots)
+        return collect_through_spark(frame, roots, OPTIONS, {k: now[k] for k in wanted})
+
+    return files, collect
 
 
 def _path(spark, roots) -> str:

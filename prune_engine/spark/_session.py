@@ -13,6 +13,7 @@ DataFrame rejects.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from urllib.parse import unquote
@@ -31,6 +32,17 @@ def functions(spark):
     else:
         from pyspark.sql import functions as F
     return F
+
+
+@contextlib.contextmanager
+def setting(spark, key: str, value: str, before: str | None):
+    """The session's SQL setting ``key`` at ``value`` inside the block, then back to
+    ``before`` (its value before the block; None: unset)."""
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
 
 
 def settings(spark, keys: list[str]) -> dict[str, str]:

@@ -1,0 +1,186 @@
+"""A lake only the session's Hadoop configuration reaches: a ``viewfs://`` mount table, set in
+the session's settings, over a local folder. pyarrow cannot open ``viewfs://`` (no such
+scheme, no libhdfs here), so listing, file identities and statistics go through Spark
+(:mod:`prune_engine.spark._through_spark`). Every answer must equal plain Spark's on the same
+URIs, on classic and Connect sessions, and Spark must scan only the kept files."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import prune_engine.spark as pes
+from prune_engine.errors import StatsError
+from prune_engine.spark._files import identities
+from prune_engine.spark._session import is_connect
+from prune_engine.spark._through_spark import reached_by_pyarrow
+from tests.spark.helpers import explained, scanned_files, sorted_rows, write
+
+pytestmark = pytest.mark.spark
+
+FILES = 9
+WHERES = ["id < 40", "id >= 650 AND day = 2", "v IS NULL AND id > 700", "s = 'k402'",
+          "v >= 200.0", "id IN (5, 777)", "day <> 1 AND id BETWEEN 100 AND 120"]
+
+
+def _table(k: int) -> pa.Table:
+    ids = list(range(k * 100, k * 100 + 100))
+    return pa.table({"id": pa.array(ids, pa.int64()),
+                     "v": pa.array([None if i % 17 == 0 else float("nan") if i == 402 else i / 4
+                                    for i in ids]),
+                     "s": pa.array([f"k{i}" for i in ids])})
+
+
+def _write_lake(folder: str, files: int = FILES) -> None:
+    for k in range(files):
+        write(os.path.join(folder, f"day={k % 3}", f"part-{k:03d}.parquet"), _table(k))
+
+
+@pytest.fixture(scope="module")
+def mount(session, tmp_path_factory):
+    """``(the mount's URI, the local folder under it)``: a mount table of its own, so that
+    Hadoop's cached filesystems of other mounts are not reused."""
+    folder = tmp_path_factory.mktemp("mounted")
+    name = f"pe{uuid.uuid4().hex[:10]}"
+    key = f"fs.viewfs.mounttable.{name}.link./lake"
+    session.conf.set(key, folder.as_uri())
+    yield f"viewfs://{name}/lake", str(folder)
+    session.conf.unset(key)
+
+
+@pytest.fixture
+def lake(mount, request):
+    """A fresh lake under the mount: ``(its URI, its local folder)``."""
+    uri, folder = mount
+    name = request.node.name.replace("[", "_").replace("]", "").replace(" ", "_")[:60]
+    _write_lake(os.path.join(folder, name))
+    return f"{uri}/{name}", os.path.join(folder, name)
+
+
+def _equal_to_plain(session, source, where, stats=None):
+    df, summary = pes.read(session, source, where, stats=stats, return_summary=True)
+    rows, scanned = scanned_files(df)
+    plain = session.read.parquet(source).where(where)
+    assert sorted_rows(rows) == sorted_rows(plain.collect()), where
+    assert df.columns == plain.columns
+    assert scanned == summary.files_read, where
+    return summary
+
+
+def test_pyarrow_cannot_open_the_mount_but_spark_reads_it(session, lake):
+    uri, _ = lake
+    assert not reached_by_pyarrow(uri + "/day=0/part-000.parquet")
+    assert reached_by_pyarrow(os.getcwd())
+    assert session.read.parquet(uri).count() == FILES * 100
+
+
+def test_collect_stats_per_file_through_spark(session, lake):
+    """Exact per-file statistics (NaN and NULL counted apart), recorded with the identities
+    Hadoop gives (size, modification time in ms), named by the files' URIs."""
+    uri, folder = lake
+    stats = pes.collect_stats(session, uri, granularity="file")
+    rows = {r["path"]: r for r in stats.table.to_pylist()}
+    assert len(rows) == FILES
+    for k in range(FILES):
+        local = os.path.join(folder, f"day={k % 3}", f"part-{k:03d}.parquet")
+        key = f"{uri}/day={k % 3}/part-{k:03d}.parquet"
+        table = pq.read_table(local)
+        row = rows[key]
+        assert (row["min_values"]["id"], row["max_values"]["id"]) == (k * 100, k * 100 + 99)
+        assert row["min_values"]["day"] == row["max_values"]["day"] == k % 3
+        assert row["null_count"]["v"] == table.column("v").null_count
+        assert row["nan_count"]["v"] == (1 if k == 4 else 0)
+        st = os.stat(local)
+        assert stats.metadata["files"][key][:2] == [st.st_size,
+                                                   st.st_mtime_ns // 1_000_000 * 1_000_000]
+
+
+@pytest.mark.parametrize("asked", [{}, {"granularity": "file", "ngram": ["s"]},
+                                   {"granularity": "file", "bloom": ["s"]}])
+def test_row_groups_and_indexes_need_pyarrow_and_say_so(session, lake, asked):
+    uri, _ = lake
+    with pytest.raises(StatsError, match="granularity='file' without indexes"):
+        pes.collect_stats(session, uri, **asked)
+
+
+def test_identities_come_from_sparks_listing(session, lake):
+    uri, folder = lake
+    keys = [f"{uri}/day=1/part-001.parquet", f"{uri}/day=1/part-gone.parquet"]
+    found = identities(keys, [uri], session)
+    st = os.stat(os.path.join(folder, "day=1", "part-001.parquet"))
+    assert found == {keys[0]: (st.st_size, st.st_mtime_ns // 1_000_000), keys[1]: None}
+    with pytest.raises(StatsError, match="no Spark session"):
+        identities(keys, [uri])
+
+
+@pytest.mark.parametrize("where", WHERES)
+def test_read_equals_plain_spark(session, mount, where):
+    uri, folder = mount
+    if not os.path.isdir(os.path.join(folder, "shared")):
+        _write_lake(os.path.join(folder, "shared"))
+    source = f"{uri}/shared"
+    stats = pes.collect_stats(session, source, granularity="file")
+    summary = _equal_to_plain(session, source, where, stats)
+    assert summary.files_total == FILES
+    assert summary.files_read < FILES / 2, where  # NaN and NULL counts prune too
+
+
+def test_saved_statistics_follow_new_changed_and_gone_files(session, lake):
+    uri, folder = lake
+    where = "id < 150 OR id >= 900"
+
+    def read():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the changed file's warning
+            return _equal_to_plain(session, uri, where).statistics
+
+    write(os.path.join(folder, "day=1", "part-empty.parquet"), _table(0).slice(0, 0))
+    assert read()["new"] == FILES + 1
+    again = read()
+    assert (again["reused"], again["new"], again["changed"]) == (FILES + 1, 0, 0), \
+        "a file without rows is remembered too"
+    changed = os.path.join(folder, "day=1", "part-001.parquet")
+    pq.write_table(_table(30), changed)  # ids 3000..3099 now: not what was recorded
+    os.remove(os.path.join(folder, "day=2", "part-002.parquet"))
+    write(os.path.join(folder, "day=0", "part-new.parquet"), _table(9))
+    after = read()
+    assert (after["reused"], after["changed"], after["new"], after["gone"]) == \
+        (FILES - 1, 1, 1, 1)
+    assert read()["reused"] == FILES + 1
+
+
+def test_join_and_count_equal_plain_spark(session, lake):
+    uri, _ = lake
+    stats = pes.collect_stats(session, uri, granularity="file")
+    dim = session.createDataFrame([(5, "a"), (777, "b"), (None, "c")], "id long, tag string")
+    joined, summary = pes.join(session, uri, dim, on="id", fact_stats=stats,
+                               return_summary=True)
+    fact = session.read.parquet(uri)
+    plain = fact.join(dim, "id")
+    assert sorted_rows(joined.collect()) == sorted_rows(plain.collect())
+    assert joined.columns == plain.columns
+    assert summary.files_read == 2
+    assert len(explained(joined)) <= 2 * len(explained(plain))
+    where = "id >= 250 AND v > 70"
+    assert pes.count(session, uri, where, stats=stats) == fact.where(where).count()
+
+
+def test_a_catalog_table_on_the_mount(session, lake):
+    uri, _ = lake
+    name = f"pe_mounted_{'connect' if is_connect(session) else 'classic'}"
+    session.sql(f"DROP TABLE IF EXISTS {name}")
+    session.sql(f"CREATE TABLE {name} USING parquet LOCATION '{uri}'")
+    try:
+        session.sql(f"MSCK REPAIR TABLE {name}")
+        where = "id < 40"
+        out, summary = pes.read(session, name, where, return_summary=True)
+        rows, scanned = scanned_files(out)
+        assert sorted_rows(rows) == sorted_rows(session.table(name).where(where).collect())
+        assert scanned == summary.files_read == 1
+    finally:
+        session.sql(f"DROP TABLE IF EXISTS {name}")
