@@ -10,10 +10,9 @@ The contract:
   (:func:`collect_stats`, the same table as ``pe.collect_stats``; ``compute_missing=True``
   computes what the footers lack, such as Spark's INT96 timestamps; files pyarrow cannot
   open are listed and aggregated through Spark, :mod:`prune_engine.spark._through_spark`),
-  from an exact
-  aggregation of any file-based DataFrame (:func:`stats_from_dataframe`), from any statistics
-  table, or, given none, from statistics saved for the source and refreshed for new, changed
-  and gone files (:mod:`prune_engine.spark._saved`). A ``where`` is Spark SQL text or a
+  from an exact aggregation of any file-based DataFrame (:func:`stats_from_dataframe`), from
+  any statistics table, or, given none, from statistics saved for the source and refreshed
+  for new, changed and gone files (:mod:`prune_engine.spark._saved`). A ``where`` is Spark SQL text or a
   pyspark ``Column``, read with Spark's meaning in the session's settings (time zone, ANSI
   mode): by Spark's own analyzer on a classic session (:mod:`prune_engine.spark._catalyst`),
   on the client with Spark typing every constant on a Connect session

@@ -19,9 +19,9 @@ it gives that very schema back; where it does not, the source is never loaded wi
 Not remembered: a source given with a schema, a table (the catalog holds its schema), a
 format other than Parquet, files pyarrow cannot reach (listing them is a Spark job:
 :mod:`~prune_engine.spark._through_spark`), and a session that cannot list its settings
-(a Spark Connect client older than 4.0). A file rewritten between Spark's inference and the identities read
-just after it is seen as it is after; plain Spark has the same window between a load and
-its scan.
+(a Spark Connect client older than 4.0). A file rewritten between Spark's inference and the
+identities read just after it is seen as it is after; plain Spark has the same window
+between a load and its scan.
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
     from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._through_spark import all_reached
 
+    if format.lower() != "parquet":
+        return load(None)
     session_filesystems(spark, paths)
-    if format.lower() != "parquet" or not all_reached(paths):
+    if not all_reached(paths):
         return load(None)  # listing files pyarrow cannot reach costs more than inferring
     settings = sql_settings(spark)
     if settings is None:

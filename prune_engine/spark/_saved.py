@@ -73,7 +73,7 @@ def saved_stats(spark, source, base=None) -> StatsTable:
             return collect_files(spark, files, types, OPTIONS)
     else:
         ours = base is not None and not is_dataframe(source)  # not a frame of the caller
-        listing, collect = _through_spark(
+        listing, collect = _spark_listing(
             spark, base if base is not None else source_frame(spark, source), ours)
     path = _path(spark, roots)
     saved = _load(path)
@@ -94,7 +94,7 @@ def saved_stats(spark, source, base=None) -> StatsTable:
     return stats
 
 
-def _through_spark(spark, base, ours: bool):
+def _spark_listing(spark, base, ours: bool):
     """The listing of a source pyarrow cannot reach (``base``: its DataFrame), and the
     collector of its files, both through Spark (:mod:`~prune_engine.spark._through_spark`).
     ``ours``: ``base`` was opened for this call, so the listing and the files' identities
