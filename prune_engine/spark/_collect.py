@@ -61,7 +61,8 @@ def collect_stats(spark, source, granularity: str = "row_group",
     ``compute_missing=True``: the executors also read the column chunks whose footers have
     no statistics (Spark's INT96 timestamps) and compute them, in the same job; see
     ``pe.collect_stats``.
-    Files pyarrow cannot open (a scheme only the session's Hadoop configuration knows) get
+    Files pyarrow cannot open or list (a scheme, or credentials, only the session's Hadoop
+    configuration knows) get
     exact statistics per file from a Spark aggregation of their rows, as
     :func:`stats_from_dataframe` makes them: ``granularity="file"`` without indexes only
     (:mod:`~prune_engine.spark._through_spark`).
@@ -75,7 +76,7 @@ def collect_stats(spark, source, granularity: str = "row_group",
 
     from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import source_frame, source_roots
-    from prune_engine.spark._through_spark import all_reached, collect_through_spark
+    from prune_engine.spark._through_spark import collect_through_spark, or_through_spark
 
     roots = source_roots(spark, source)
     session_filesystems(spark, roots)
@@ -84,10 +85,10 @@ def collect_stats(spark, source, granularity: str = "row_group",
                               on_error=on_error, bloom=bloom, dictionaries=dictionaries,
                               dictionary_bytes=dictionary_bytes,
                               compute_missing=compute_missing, nan_free=nan_free)
-    if not all_reached(roots):
+    listing = or_through_spark(roots, lambda: list_source(roots), lambda: None)
+    if listing is None:
         stats = collect_through_spark(source_frame(spark, source), roots, options)
         return declare_nan_free(stats, options["nan_free"])
-    listing = list_source(roots)
     stats = collect_files(spark, listing.files, partition_types(listing.files, listing.typed),
                           options, files_per_task)
     return declare_nan_free(stats, options["nan_free"])

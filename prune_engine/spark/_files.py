@@ -107,7 +107,7 @@ def identities(keys: list[str], roots: list[str] = (),
     """``(size, modification time in ms[, inode, ctime_ns])`` of each file now; None for a
     file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
     object store are found by listing them (a request per thousand files) rather than one
-    request each. Files pyarrow cannot reach are listed by ``spark``
+    request each. Files pyarrow cannot reach (or is refused) are listed by ``spark``
     (:mod:`~prune_engine.spark._through_spark`)."""
     out: dict[str, tuple[int, ...] | None] = {}
     remote: dict[str, list[str]] = {}
@@ -122,12 +122,12 @@ def identities(keys: list[str], roots: list[str] = (),
             out[key] = None
             continue
         out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
-    from prune_engine.spark._through_spark import reached_by_pyarrow
+    from prune_engine.spark._through_spark import or_through_spark
 
     for prefix, group in remote.items():
         under = [r for r in roots if r.startswith(prefix) or r + "/" == prefix]
-        out.update(_remote_identities(group, under) if reached_by_pyarrow(prefix)
-                   else _spark_identities(spark, group, under))
+        out.update(or_through_spark(prefix, lambda: _remote_identities(group, under),
+                                    lambda: _spark_identities(spark, group, under)))
     return out
 
 

@@ -60,21 +60,23 @@ def saved_stats(spark, source, base=None) -> StatsTable:
     from prune_engine.spark._collect import collect_files
     from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import is_dataframe, source_frame, source_roots
-    from prune_engine.spark._through_spark import all_reached
+    from prune_engine.spark._through_spark import or_through_spark
 
     started = time.perf_counter()
     roots = source_roots(spark, source)
     session_filesystems(spark, roots)
-    if all_reached(roots):
+
+    def by_pyarrow():
         listing = list_source(roots)
         types = partition_types(listing.files, listing.typed)
+        return listing, lambda files: collect_files(spark, files, types, OPTIONS)
 
-        def collect(files) -> StatsTable:
-            return collect_files(spark, files, types, OPTIONS)
-    else:
+    def by_spark():
         ours = base is not None and not is_dataframe(source)  # not a frame of the caller
-        listing, collect = _spark_listing(
-            spark, base if base is not None else source_frame(spark, source), ours)
+        return _spark_listing(spark, base if base is not None else source_frame(spark, source),
+                              ours)
+
+    listing, collect = or_through_spark(roots, by_pyarrow, by_spark)
     path = _path(spark, roots)
     saved = _load(path)
 

@@ -15,6 +15,11 @@ session has:
   :func:`~prune_engine.spark.stats_from_dataframe`): one container per file, never per row
   group, and no n-gram, Bloom or dictionary index (those read the bytes with pyarrow).
 
+The same holds where pyarrow opens a filesystem but may not list its files (credentials only
+the cluster's Hadoop configuration holds, such as an assumed role): the first refusal is a
+warning, and the files under that ``scheme://authority/`` go through Spark from then on, in
+this process (:func:`or_through_spark`).
+
 A rewrite that keeps a file's size and modification time is not detected on such a scheme.
 
 >>> reached_by_pyarrow("/data/lake/a.parquet")
@@ -24,27 +29,35 @@ True
 from __future__ import annotations
 
 import functools
+import warnings
 
 from prune_engine.errors import StatsError
 from prune_engine.spark._files import file_key, hadoop_path
-
 
 #: Spark asks each file's block locations while it lists (for the tasks' locality): a call per
 #: file, 6 s for 2,000 files through a ``viewfs://`` mount; a listing for identities reads
 #: nothing, so it goes without them (0.1 s)
 _LOCALITY = "spark.sql.sources.ignoreDataLocality"
 
+#: the ``scheme://authority/`` prefixes whose files pyarrow was refused (see the module doc)
+_REFUSED: set[str] = set()
+
 
 def reached_by_pyarrow(name: str) -> bool:
-    """Whether pyarrow reaches the file or folder ``name`` (a path or a URI): a local one, one
-    under a registered filesystem (:func:`prune_engine.stats.filesystems.register`), or one
-    whose scheme pyarrow (or fsspec) can open a filesystem for."""
+    """Whether pyarrow reaches the file or folder ``name`` (a path or a URI): a local one, or
+    one under a registered filesystem (:func:`prune_engine.stats.filesystems.register`) or a
+    scheme pyarrow (or fsspec) can open a filesystem for, unless pyarrow was refused there."""
     from prune_engine.stats.filesystems import is_remote_uri, registered
 
-    if not is_remote_uri(name) or registered([name]):
+    if not is_remote_uri(name):
         return True
-    scheme, rest = name.split("://", 1)
-    return _opens(f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0]}/")
+    prefix = _prefix(name)
+    return prefix not in _REFUSED and (bool(registered([name])) or _opens(prefix))
+
+
+def _prefix(uri: str) -> str:
+    scheme, rest = uri.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0]}/"
 
 
 @functools.lru_cache(maxsize=256)
@@ -66,6 +79,25 @@ def all_reached(roots) -> bool:
     if isinstance(roots, (list, tuple)):
         return all(reached_by_pyarrow(str(r)) for r in roots)
     return True
+
+
+def or_through_spark(names, by_pyarrow, by_spark):
+    """``by_pyarrow()`` where pyarrow reaches every one of ``names`` (paths or URIs), else,
+    or when pyarrow is refused there (an ``OSError``: the prefixes are remembered, with a
+    warning), ``by_spark()``."""
+    if all_reached(names):
+        try:
+            return by_pyarrow()
+        except OSError as e:
+            listed = names if isinstance(names, (list, tuple)) else [names]
+            refused = sorted({_prefix(str(n)) for n in listed if "://" in str(n)})
+            if not refused:
+                raise
+            _REFUSED.update(refused)
+            warnings.warn(f"pyarrow cannot list {', '.join(refused)} ({e}); Spark lists those "
+                          "files and computes their statistics, per file, from now on",
+                          stacklevel=3)
+    return by_spark()
 
 
 def spark_identities(spark, roots: list[str]) -> dict[str, tuple[int, int]]:
@@ -92,15 +124,13 @@ def collect_through_spark(frame, roots, options: dict, identities: dict | None =
     have no container, so are read, and are not collected again while unchanged)."""
     from prune_engine.spark._aggregate import stats_from_dataframe
 
-    asked = [name for name, key in (("row-group granularity", None), ("n-grams", "ngram"),
-                                    ("Bloom filters", "bloom"),
-                                    ("dictionaries", "dictionaries"))
-             if (options["granularity"] != "file" if key is None else options[key])]
+    asked = [] if options["granularity"] == "file" else ["row-group granularity"]
+    asked += [name for name, key in (("n-grams", "ngram"), ("Bloom filters", "bloom"),
+                                     ("dictionaries", "dictionaries")) if options[key]]
     if asked:
-        raise StatsError(
-            f"pyarrow cannot open the files of {roots}: Spark computes "
-            f"their statistics from the rows, per file, so {' and '.join(asked)} cannot be "
-            "collected; ask for granularity='file' without indexes")
+        raise StatsError(f"pyarrow cannot reach the files of {roots}: Spark computes their "
+                         f"statistics from the rows, per file, so {' and '.join(asked)} cannot "
+                         "be collected; ask for granularity='file' without indexes")
     stats = stats_from_dataframe(frame, options["columns"])
     stats.metadata["collect"] = {**options, "compute_missing": True}  # every column computed
     files = stats.metadata["files"]

@@ -11,14 +11,17 @@ import uuid
 import warnings
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
 import prune_engine.spark as pes
 from prune_engine.errors import StatsError
+from prune_engine.spark import _through_spark
 from prune_engine.spark._files import identities
 from prune_engine.spark._session import is_connect
 from prune_engine.spark._through_spark import reached_by_pyarrow
+from prune_engine.stats import filesystems
 from tests.spark.helpers import explained, scanned_files, sorted_rows, write
 
 pytestmark = pytest.mark.spark
@@ -184,3 +187,54 @@ def test_a_catalog_table_on_the_mount(session, lake):
         assert scanned == summary.files_read == 1
     finally:
         session.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+class _Refusing(pafs.FileSystemHandler):
+    """A filesystem pyarrow opens but that refuses every request, as a bucket does to
+    credentials it does not accept."""
+
+    def get_type_name(self):
+        return "refusing"
+
+    def equals(self, other):
+        return self is other
+
+    def normalize_path(self, path):
+        return path
+
+    def _refuse(self, *args, **kwargs):
+        raise PermissionError("AccessDenied: no credentials for this bucket")
+
+    get_file_info = get_file_info_selector = create_dir = delete_dir = _refuse
+    delete_dir_contents = delete_root_dir_contents = delete_file = move = copy_file = _refuse
+    open_input_stream = open_input_file = open_output_stream = open_append_stream = _refuse
+
+
+@pytest.fixture
+def refused(lake, monkeypatch):
+    """The lake's URI, with a filesystem registered for its ``scheme://authority/`` that
+    pyarrow opens but that refuses every request; no refusal remembered before."""
+    uri, _ = lake
+    prefix = uri.split("/lake/")[0] + "/"
+    monkeypatch.setattr(_through_spark, "_REFUSED", set())
+    filesystems.register(prefix, pafs.PyFileSystem(_Refusing()))
+    yield uri
+    filesystems.unregister(prefix)
+
+
+def test_a_refused_listing_reads_through_spark(session, refused):
+    """Credentials only the cluster has: the first refusal warns, and the read (statistics
+    collected and refreshed) goes through Spark, equal to plain Spark."""
+    assert reached_by_pyarrow(refused)
+    with pytest.warns(UserWarning, match="pyarrow cannot list viewfs://"):
+        summary = _equal_to_plain(session, refused, "id < 40")
+    assert (summary.statistics["new"], summary.files_read) == (FILES, 1)
+    assert not reached_by_pyarrow(refused)
+    again = _equal_to_plain(session, refused, "id >= 850")
+    assert (again.statistics["reused"], again.files_read) == (FILES, 1)
+
+
+def test_a_refused_collection_aggregates_through_spark(session, refused):
+    with pytest.warns(UserWarning, match="pyarrow cannot list"):
+        stats = pes.collect_stats(session, refused, granularity="file")
+    assert stats.num_rows == FILES
