@@ -83,15 +83,15 @@ def all_reached(roots) -> bool:
 
 def or_through_spark(names, by_pyarrow, by_spark):
     """``by_pyarrow()`` where pyarrow reaches every one of ``names`` (paths or URIs), else,
-    or when pyarrow is refused there (an ``OSError``: the prefixes are remembered, with a
-    warning), ``by_spark()``."""
+    or when pyarrow is refused there (an ``OSError`` other than a missing file: the prefixes
+    are remembered, with a warning), ``by_spark()``."""
     if all_reached(names):
         try:
             return by_pyarrow()
         except OSError as e:
             listed = names if isinstance(names, (list, tuple)) else [names]
             refused = sorted({_prefix(str(n)) for n in listed if "://" in str(n)})
-            if not refused:
+            if not refused or isinstance(e, FileNotFoundError):  # a typo is not a refusal
                 raise
             _REFUSED.update(refused)
             warnings.warn(f"pyarrow cannot list {', '.join(refused)} ({e}); Spark lists those "

@@ -238,3 +238,25 @@ def test_a_refused_collection_aggregates_through_spark(session, refused):
     with pytest.warns(UserWarning, match="pyarrow cannot list"):
         stats = pes.collect_stats(session, refused, granularity="file")
     assert stats.num_rows == FILES
+
+
+@pytest.mark.parametrize("error, refused", [(PermissionError("AccessDenied"), True),
+                                            (OSError("AWS Error ACCESS_DENIED"), True),
+                                            (FileNotFoundError("no such key"), False)])
+def test_only_a_refusal_turns_to_spark(monkeypatch, error, refused):
+    """pyarrow refused (an OSError) turns the bucket to Spark; a missing file (a typo in the
+    path) is an error, and the bucket stays pyarrow's."""
+    monkeypatch.setattr(_through_spark, "_REFUSED", set())
+    monkeypatch.setattr(_through_spark, "_opens", lambda prefix: True)
+    name = "s3a://bucket/lake/x.parquet"
+
+    def by_pyarrow():
+        raise error
+
+    if refused:
+        with pytest.warns(UserWarning, match="pyarrow cannot list s3a://bucket/"):
+            assert _through_spark.or_through_spark([name], by_pyarrow, lambda: "spark") == "spark"
+    else:
+        with pytest.raises(FileNotFoundError):
+            _through_spark.or_through_spark([name], by_pyarrow, lambda: "spark")
+    assert reached_by_pyarrow(name) is not refused
