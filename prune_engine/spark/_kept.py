@@ -192,7 +192,7 @@ def _listed_on_driver(spark, keys: list[str]):
     if before is not None and int(before) > len(keys):
         yield
         return
-    with setting(spark, _THRESHOLD, str(len(keys) + 1), before):
+    with setting(spark, {_THRESHOLD: str(len(keys) + 1)}, {_THRESHOLD: before}):
         yield
 
 

@@ -35,14 +35,18 @@ def functions(spark):
 
 
 @contextlib.contextmanager
-def setting(spark, key: str, value: str, before: str | None):
-    """The session's SQL setting ``key`` at ``value`` inside the block, then back to
-    ``before`` (its value before the block; None: unset)."""
-    spark.conf.set(key, value)
+def setting(spark, values: dict[str, str], before: dict[str, str | None] | None = None):
+    """The session's SQL settings ``values`` inside the block, then back to what they were
+    (``before``, when already read; None: unset)."""
+    conf = spark.conf
+    before = before if before is not None else {k: conf.get(k, None) for k in values}
+    for key, value in values.items():
+        conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
+        for key, value in before.items():
+            conf.unset(key) if value is None else conf.set(key, value)
 
 
 def settings(spark, keys: list[str]) -> dict[str, str]:
