@@ -10,7 +10,7 @@ session has:
 - the files and their identities (size and modification time, as Hadoop's ``FileStatus``
   gives them) come from Spark's listing, by the ``binaryFile`` source, which lists as the
   Parquet source does and reads no content (:func:`spark_identities`; a Spark job, about
-  0.5 s for 2,000 files on ``local[2]``);
+  0.3 s for 2,000 files on ``local[2]``);
 - statistics are an exact aggregation of the rows (:func:`collect_through_spark`, the one of
   :func:`~prune_engine.spark.stats_from_dataframe`): one container per file, never per row
   group, and no n-gram, Bloom or dictionary index (those read the bytes with pyarrow).
