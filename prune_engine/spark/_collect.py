@@ -62,10 +62,9 @@ def collect_stats(spark, source, granularity: str = "row_group",
     no statistics (Spark's INT96 timestamps) and compute them, in the same job; see
     ``pe.collect_stats``.
     Files pyarrow cannot open or list (a scheme, or credentials, only the session's Hadoop
-    configuration knows) get
-    exact statistics per file from a Spark aggregation of their rows, as
-    :func:`stats_from_dataframe` makes them: ``granularity="file"`` without indexes only
-    (:mod:`~prune_engine.spark._through_spark`).
+    configuration knows) get exact statistics per file from a Spark aggregation of their
+    rows, as :func:`stats_from_dataframe` makes them: ``granularity="file"`` without indexes
+    only (:mod:`~prune_engine.spark._through_spark`).
 
     Example::
 
