@@ -69,15 +69,15 @@ def saved_stats(spark, source, base=None) -> StatsTable:
     def by_pyarrow():
         listing = list_source(roots)
         types = partition_types(listing.files, listing.typed)
-        return listing, lambda files: collect_files(spark, files, types, OPTIONS)
+        return listing, lambda files: collect_files(spark, files, types, OPTIONS), False
 
     def by_spark():
         ours = base is not None and not is_dataframe(source)  # not a frame of the caller
-        return _spark_listing(spark, base if base is not None else source_frame(spark, source),
-                              ours)
+        return (*_spark_listing(spark, base if base is not None else source_frame(spark, source),
+                                ours), True)
 
-    listing, collect = or_through_spark(roots, by_pyarrow, by_spark)
-    path = _path(spark, roots)
+    listing, collect, through_spark = or_through_spark(roots, by_pyarrow, by_spark)
+    path = _path(spark, roots, through_spark)
     saved = _load(path)
 
     if saved is None:
@@ -125,12 +125,16 @@ def _spark_listing(spark, base, ours: bool):
     return files, collect
 
 
-def _path(spark, roots) -> str:
+def _path(spark, roots, through_spark: bool = False) -> str:
+    """Where the statistics of ``roots`` are saved: one file for those read from footers, one
+    for those Spark aggregated (the two are never merged)."""
     from prune_engine.spark._files import file_key
 
     names = [roots] if isinstance(roots, str) else list(roots)
-    key = json.dumps({"roots": sorted(file_key(str(r)) for r in names), "options": OPTIONS},
-                     sort_keys=True)
+    described = {"roots": sorted(file_key(str(r)) for r in names), "options": OPTIONS}
+    if through_spark:
+        described["through_spark"] = True
+    key = json.dumps(described, sort_keys=True)
     return os.path.join(stats_dir(spark), hashlib.sha256(key.encode()).hexdigest()[:32] + ".parquet")
 
 

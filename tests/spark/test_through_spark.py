@@ -17,7 +17,7 @@ import pytest
 
 import prune_engine.spark as pes
 from prune_engine.errors import StatsError
-from prune_engine.spark import _through_spark
+from prune_engine.spark import _saved, _through_spark
 from prune_engine.spark._files import identities
 from prune_engine.spark._session import is_connect
 from prune_engine.spark._through_spark import reached_by_pyarrow
@@ -232,6 +232,8 @@ def test_a_refused_listing_reads_through_spark(session, refused):
     assert not reached_by_pyarrow(refused)
     again = _equal_to_plain(session, refused, "id >= 850")
     assert (again.statistics["reused"], again.files_read) == (FILES, 1)
+    assert _saved._path(session, [refused]) != _saved._path(session, [refused], True), \
+        "statistics Spark aggregated are never merged into those read from footers"
 
 
 def test_a_refused_collection_aggregates_through_spark(session, refused):
