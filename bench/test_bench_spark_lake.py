@@ -210,6 +210,7 @@ def test_filter_through_spark(benchmark, rounds, sessions, mounted, kind, engine
     listing), which would swamp both sides; so both list without them here
     (``spark.sql.sources.ignoreDataLocality``)."""
     import prune_engine.spark as pes
+    from prune_engine.spark._session import setting
 
     spark, (uri, stats) = sessions[kind], mounted
     _record(benchmark, "lake through Spark, filter id", engine, kind)
@@ -217,9 +218,6 @@ def test_filter_through_spark(benchmark, rounds, sessions, mounted, kind, engine
         run = lambda: _collect(spark.read.parquet(uri).where(ID_FILTER))  # noqa: E731
     else:
         run = lambda: _collect(pes.read(spark, uri, ID_FILTER, stats=stats))  # noqa: E731
-    spark.conf.set("spark.sql.sources.ignoreDataLocality", "true")
-    try:
+    with setting(spark, {"spark.sql.sources.ignoreDataLocality": "true"}):
         df = benchmark.pedantic(run, rounds=rounds(ROUNDS), iterations=1, warmup_rounds=1)
-    finally:
-        spark.conf.unset("spark.sql.sources.ignoreDataLocality")
     benchmark.extra_info["files_scanned"] = pes.files_scanned(df)

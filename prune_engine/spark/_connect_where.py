@@ -752,7 +752,7 @@ def predicate(df, where, stats) -> n.Expr:
     conf = settings(session, list(_SETTINGS))
     syntax = _from_sql(where) if isinstance(where, str) else _from_column(where._expr)
     if isinstance(where, str) and '"' in where \
-            and str(conf[_SETTINGS[3]]).lower() == "true":
+            and str(conf["spark.sql.ansi.doubleQuotedIdentifiers"]).lower() == "true":
         syntax = None  # "x" is a column name here, a string to sqlglot: not read
     probes: list = []
     known: dict[int, _Known] = {}
@@ -761,10 +761,11 @@ def predicate(df, where, stats) -> n.Expr:
     probe_types = _analyse(df, where, probes)
     if syntax is None or probe_types is None:
         return UNREAD
-    ansi = str(conf[_SETTINGS[0]]).lower() == "true"
-    builder = _Builder(df.schema, str(conf[_SETTINGS[1]]).lower() == "true", ansi, probe_types)
+    ansi = str(conf["spark.sql.ansi.enabled"]).lower() == "true"
+    builder = _Builder(df.schema, str(conf["spark.sql.caseSensitive"]).lower() == "true",
+                       ansi, probe_types)
     root = builder.predicate(syntax)
-    zone = conf[_SETTINGS[2]]
+    zone = conf["spark.sql.session.timeZone"]
     if not _fill_literals(session, builder, probes, known, root, zone in _UTC_ZONES):
         return UNREAD
     translator = _Translator(None, StatsColumns(stats), partition_names(df), zone in _UTC_ZONES)

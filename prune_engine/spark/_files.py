@@ -29,8 +29,6 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlsplit
 
-from prune_engine.errors import StatsError
-
 #: what makes a URI's path differ from its text: percent-escapes, a query, a fragment
 _ENCODED = re.compile(r"[%?#]")
 #: runs of characters java.net.URI may quote in a path (all but the ASCII it leaves alone)
@@ -122,23 +120,14 @@ def identities(keys: list[str], roots: list[str] = (),
             out[key] = None
             continue
         out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
-    from prune_engine.spark._through_spark import or_through_spark
+    if remote:
+        from prune_engine.spark._through_spark import or_through_spark, spark_identities_of
 
     for prefix, group in remote.items():
         under = [r for r in roots if r.startswith(prefix) or r + "/" == prefix]
         out.update(or_through_spark(prefix, lambda: _remote_identities(group, under),
-                                    lambda: _spark_identities(spark, group, under)))
+                                    lambda: spark_identities_of(spark, group, under)))
     return out
-
-
-def _spark_identities(spark, keys: list[str], roots: list[str]) -> dict[str, tuple | None]:
-    if spark is None:
-        raise StatsError(f"pyarrow cannot open {keys[0]} (no filesystem for its scheme), and "
-                         "no Spark session was given to list it")
-    from prune_engine.spark._through_spark import spark_identities
-
-    found = spark_identities(spark, roots or keys)
-    return {k: found.get(k) for k in keys}
 
 
 #: above this many files of one object store, their roots are listed instead of asking for

@@ -109,11 +109,9 @@ def _listed_identities(frame) -> tuple:
     """Every file Spark lists for ``frame`` with its identity now, sorted (the listing and
     the identities are kept on the frame for :func:`~prune_engine.spark._checked.check_files`)."""
     from prune_engine.spark._files import file_key, identities
-    from prune_engine.spark._hadoop import session_filesystems
     from prune_engine.spark._source import listing
 
-    listed, roots = listing(frame, keep=True)
-    session_filesystems(frame.sparkSession, roots)
+    listed, roots = listing(frame, keep=True)  # their filesystems registered by the caller
     keys = sorted({file_key(u) for u in listed})
     now = identities(keys, roots, frame.sparkSession)
     vars(frame)[IDENTITIES] = now

@@ -119,6 +119,15 @@ def spark_identities(spark, roots: list[str]) -> dict[str, tuple[int, int]]:
         table.column("mtime").to_pylist())}
 
 
+def spark_identities_of(spark, keys: list[str], roots: list[str]) -> dict[str, tuple | None]:
+    """:func:`spark_identities` of the files ``keys`` under ``roots`` (None: gone)."""
+    if spark is None:
+        raise StatsError(f"pyarrow cannot open {keys[0]} (no filesystem for its scheme), and "
+                         "no Spark session was given to list it")
+    found = spark_identities(spark, roots or keys)
+    return {k: found.get(k) for k in keys}
+
+
 def collect_through_spark(frame, roots, options: dict, identities: dict | None = None):
     """The statistics ``options`` ask for (as ``collect_part`` takes them), of the files
     ``frame`` reads (under ``roots``), aggregated by Spark (see the module doc);
