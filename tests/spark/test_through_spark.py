@@ -262,3 +262,42 @@ def test_only_a_refusal_turns_to_spark(monkeypatch, error, refused):
         with pytest.raises(FileNotFoundError):
             _through_spark.or_through_spark([name], by_pyarrow, lambda: "spark")
     assert reached_by_pyarrow(name) is not refused
+
+
+_LONG = "https://example.org/" + "very/long/common/prefix/" * 4 + "é/"  # 117 bytes, non-ASCII
+_I64 = (-(1 << 63), -(1 << 63) + 1, -1, 0, 1, (1 << 63) - 2, (1 << 63) - 1)
+_X = (-0.0, 0.0, float("nan"), float("inf"), float("-inf"), 1.5, -1.5, None)
+
+
+def _shaped(k: int) -> pa.Table:
+    """File ``k`` of a lake with the shapes users have: URLs under a long common prefix that
+    differ only at their end, high-entropy hex, one of the int64 limits or their neighbours,
+    and one of -0.0, 0.0, NaN, the infinities and NULL."""
+    import random
+
+    rng = random.Random(k)
+    return pa.table({
+        "url": [f"{_LONG}{k:02d}/{i:03d}" for i in range(8)],
+        "hex": [f"{rng.getrandbits(128):032x}" for _ in range(8)],
+        "big": pa.array([_I64[k % len(_I64)]] * 8, pa.int64()),
+        "x": pa.array([_X[k]] * 8, pa.float64()),
+    })
+
+
+@pytest.mark.parametrize("where, most", [
+    (f"url = '{_LONG}03/005'", 1), (f"url >= '{_LONG}06'", 2), (f"url < '{_LONG}01/'", 1),
+    ("url LIKE '%/07/%'", 8), ("hex = '0'", 0), ("hex > 'f'", 8),
+    (f"big = {(1 << 63) - 1}", 1), (f"big <= {-(1 << 63) + 1}", 3),
+    ("big > 9223372036854775805", 2), ("x = 0.0", 2), ("x < 0.0", 3), ("x > 1e308", 2),
+    ("x = double('NaN')", 1), ("x IS NULL", 1)])
+def test_shapes_users_have_read_equal_to_plain_spark(session, mount, where, most):
+    """Spark's per-file aggregation on long common prefixes, non-ASCII, high entropy, type
+    limits, -0.0, NaN and infinities: every read equals plain Spark's, and at most ``most``
+    of the 8 files are read."""
+    uri, folder = mount
+    if not os.path.isdir(os.path.join(folder, "shapes")):
+        for k in range(8):
+            write(os.path.join(folder, "shapes", f"part-{k}.parquet"), _shaped(k))
+    source = f"{uri}/shapes"
+    stats = pes.collect_stats(session, source, granularity="file")
+    assert _equal_to_plain(session, source, where, stats).files_read <= most, where
