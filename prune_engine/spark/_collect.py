@@ -120,7 +120,11 @@ def collect_files(spark, files, types: pa.Schema, options: dict,
     per_task = files_per_task or FILES_PER_TASK
     tasks = max(1, min(len(files), max(_parallelism(spark), math.ceil(len(files) / per_task))))
     size = math.ceil(len(files) / tasks)
-    rows = [(k, json.dumps([[f.path, f.partitions] for f in files[k * size:(k + 1) * size]]))
+    # what the listing knows of a file's identity travels with it (an object's size,
+    # modification time and ETag: no request per file in the executors; never newer than
+    # the content they read, so a file changed in between is collected again next time)
+    rows = [(k, json.dumps([[f.path, f.partitions, f.size, f.mtime_ns, f.etag]
+                            for f in files[k * size:(k + 1) * size]]))
             for k in range(tasks)]
     filesystems = registered([f.path for f in files])  # how the driver reaches them
     # one slice per task, without a shuffle: the slices travel with the task's function and
@@ -193,7 +197,8 @@ def _collect_slice(text: str, types: pa.Schema, options: dict) -> StatsTable:
     from prune_engine.stats.collect import collect_part
     from prune_engine.stats.listing import SourceFile
 
-    files = [SourceFile(path, dict(parts)) for path, parts in json.loads(text)]
+    files = [SourceFile(path, dict(parts), size, mtime_ns, etag=etag)
+             for path, parts, size, mtime_ns, etag in json.loads(text)]
     return collect_part(files, types, options["granularity"], options["columns"],
                         ngram=options["ngram"], gram_size=options["gram_size"],
                         ngram_case_insensitive=options["ngram_case_insensitive"],

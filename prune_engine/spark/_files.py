@@ -11,9 +11,10 @@ and :func:`spark_file_path` builds Spark's form from the key.
 A file's identity is its size and modification time (at millisecond precision, Hadoop's),
 and for a local file also its inode and status-change time (ctime), which a rewrite in place
 changes even when it keeps the size and sets the modification time back; :func:`identities`
-reads them now, for local paths with ``os.stat`` and for URIs through ``pyarrow.fs`` (size
-and modification time only: a rewrite of an object with the same size and modification time
-is not detected), listing the roots where many files of an object store are asked for.
+reads them now, for local paths with ``os.stat`` and for URIs through ``pyarrow.fs``
+(listing the roots where many files of an object store are asked for), with an S3 object's
+ETag where boto3 lists it (:mod:`~prune_engine.stats.etags`: without it, a rewrite of an
+object with the same size within the same second is not detected).
 
 >>> spark_file_path(file_key("/data/p=a b/f 1%=é#.parquet"))
 'file:/data/p=a%20b/f%201%25=é%23.parquet'
@@ -102,8 +103,8 @@ def hadoop_path(key: str, *, literal: bool = False) -> str:
 
 def identities(keys: list[str], roots: list[str] = (),
                spark=None) -> dict[str, tuple[int, ...] | None]:
-    """``(size, modification time in ms[, inode, ctime_ns])`` of each file now; None for a
-    file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
+    """``(size, modification time in ms[, inode, ctime_ns | etag])`` of each file now; None
+    for a file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
     object store are found by listing them (a request per thousand files) rather than one
     request each. Files pyarrow cannot reach (or is refused) are listed by ``spark``
     (:mod:`~prune_engine.spark._through_spark`)."""
@@ -135,34 +136,40 @@ def identities(keys: list[str], roots: list[str] = (),
 LIST_OVER = 16
 
 
-def _remote_identities(keys: list[str], roots: list[str]) -> dict[str, tuple[int, int] | None]:
+def _remote_identities(keys: list[str], roots: list[str]) -> dict[str, tuple[int, ...] | None]:
     import pyarrow.fs as pafs
 
+    from prune_engine.stats.etags import object_etags
     from prune_engine.stats.filesystems import resolve
 
     location, paths = resolve(keys)
     fs = location.filesystem
     if roots and len(keys) > LIST_OVER:
+        folders = resolve(roots)[1]
+        etags = object_etags(fs, folders)  # before the listing: never newer than it
         found = {}
-        for root in resolve(roots)[1]:
+        for root in folders:
             info = fs.get_file_info(root)
             listed = fs.get_file_info(pafs.FileSelector(root.rstrip("/"), recursive=True)) \
                 if info.type == pafs.FileType.Directory else [info]
             found.update((i.path, i) for i in listed)
         infos = [found.get(p) for p in paths]
     else:
+        etags = object_etags(fs, paths)
         infos = fs.get_file_info(paths)
     out = {}
-    for key, info in zip(keys, infos):
+    for key, path, info in zip(keys, paths, infos):
         if info is None or info.type != pafs.FileType.File:
             out[key] = None
         else:
-            out[key] = (info.size, (info.mtime_ns or 0) // 1_000_000)
+            etag = etags.get(path)
+            out[key] = (info.size, (info.mtime_ns or 0) // 1_000_000,
+                        *(() if etag is None else (etag,)))
     return out
 
 
 def recorded_identity(entry) -> tuple[int, ...] | None:
-    """A statistics table's recorded ``[size, mtime_ns, (inode, ctime_ns)]`` as
+    """A statistics table's recorded ``[size, mtime_ns, (inode, ctime_ns | etag)]`` as
     ``(size, mtime in ms, ...)``."""
     if not entry or entry[0] is None or entry[1] is None:
         return None

@@ -7,8 +7,9 @@ call lists the source, reuses the saved rows of the files that are unchanged, co
 new and changed files, drops the rows of files that are gone, and saves the result again
 (``refresh`` of :mod:`prune_engine.stats.collect`, with the Spark job as the collector). A
 file is unchanged when its size and modification time, and for a local file its inode and
-status-change time, are the ones recorded; an object store's object or an HDFS file
-rewritten with the same size and modification time is not detected. Files pyarrow cannot
+status-change time, for an S3 object its ETag where boto3 lists it
+(:mod:`~prune_engine.stats.etags`), are the ones recorded; any other object store's object or
+an HDFS file rewritten with the same size and modification time is not detected. Files pyarrow cannot
 reach are listed, and their statistics computed, by Spark
 (:mod:`~prune_engine.spark._through_spark`).
 

@@ -193,9 +193,12 @@ def _located(fs, base: str, path: str) -> tuple[Location, str]:
 
 def list_remote(paths: Sequence[str], location: Location, is_data, suffixes, parts_of):
     """The data files under ``paths`` on ``location``'s filesystem, each as
-    ``(name, relative folder parts, size, mtime_ns, path)``, sorted by path within a root.
+    ``(name, relative folder parts, size, mtime_ns, path, etag)``, sorted by path within a
+    root (``etag``: :func:`~prune_engine.stats.etags.object_etags`, None where unknown).
     ``is_data(name)``, ``suffixes`` and ``parts_of(relative_dir)`` are the listing rules."""
     import pyarrow.fs as pafs
+
+    from prune_engine.stats.etags import object_etags
 
     fs = location.filesystem
     out = []
@@ -203,10 +206,11 @@ def list_remote(paths: Sequence[str], location: Location, is_data, suffixes, par
         if any(ch in root for ch in "*?["):
             raise StatsError(f"{location.name(root)}: globs are read on the local disk only; "
                              "give the folder", containers=[location.name(root)])
+        etags = object_etags(fs, [root])  # before the listing: never newer than what is read
         info = fs.get_file_info(root)
         if info.type == pafs.FileType.File:
             out.append((location.name(info.path), parts_of(os.path.dirname(info.path)),
-                        info.size, info.mtime_ns, info.path))
+                        info.size, info.mtime_ns, info.path, etags.get(info.path)))
             continue
         if info.type != pafs.FileType.Directory:
             raise StatsError(f"{location.name(root)}: no such file or directory",
@@ -221,7 +225,7 @@ def list_remote(paths: Sequence[str], location: Location, is_data, suffixes, par
             if not all(is_data(p) for p in pieces) or not pieces[-1].lower().endswith(suffixes):
                 continue
             found.append((location.name(item.path), parts_of("/".join(pieces[:-1])),
-                          item.size, item.mtime_ns, item.path))
+                          item.size, item.mtime_ns, item.path, etags.get(item.path)))
         if not found:
             raise StatsError(f"{location.name(root)}: no Parquet files (*.parquet) in this "
                              "directory", containers=[location.name(root)])

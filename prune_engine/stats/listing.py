@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 
 from prune_engine.errors import StatsError
+from prune_engine.stats.etags import folders_of, object_etags
 from prune_engine.stats.filesystems import Location, list_remote, resolve
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ class SourceFile:
     ctime_ns: int | None = None
     #: the file's path on the listing's filesystem, when its name (a URI) differs
     fs_path: str | None = None
+    #: an object's ETag as a number, where its listing gives it
+    #: (:mod:`~prune_engine.stats.etags`): a rewrite of the same size within the second of
+    #: the old one's modification time still changes it
+    etag: int | None = None
 
     @property
     def location(self) -> str:
@@ -73,9 +78,11 @@ class SourceFile:
     @property
     def identity(self) -> list[int]:
         """What a statistics table records of the file (``metadata["files"]``): size and
-        modification time, and for a local file its inode and ctime."""
-        local = [self.inode, self.ctime_ns] if self.inode is not None else []
-        return [self.size, self.mtime_ns, *local]
+        modification time, and for a local file its inode and ctime, for an object its ETag
+        where known."""
+        more = [self.inode, self.ctime_ns] if self.inode is not None else \
+            [self.etag] if self.etag is not None else []
+        return [self.size, self.mtime_ns, *more]
 
 
 def unchanged(recorded, identity: list) -> bool:
@@ -171,8 +178,8 @@ def _list_paths(paths: Sequence) -> list[SourceFile]:
 def _list_remote(paths, location: Location) -> Listing:
     found = list_remote([paths] if isinstance(paths, str) else paths, location, _is_data_name,
                         PARQUET_SUFFIXES, _hive_parts)
-    files = [SourceFile(name, dict(parts), size, mtime, fs_path=path)
-             for name, parts, size, mtime, path in found]
+    files = [SourceFile(name, dict(parts), size, mtime, fs_path=path, etag=etag)
+             for name, parts, size, mtime, path, etag in found]
     return Listing(files, location.filesystem)
 
 
@@ -245,7 +252,8 @@ def identify(files: list[SourceFile], filesystem: pyarrow.fs.FileSystem | None) 
     """Fill size and modification time, and for local files inode and ctime (None when the
     file cannot be stat'ed).
 
-    With a ``filesystem`` (a listed ``pyarrow.dataset.Dataset``), asks it; else ``os.stat``.
+    With a ``filesystem`` (a listed ``pyarrow.dataset.Dataset``), asks it, and S3 for the
+    objects' ETags (:mod:`~prune_engine.stats.etags`); else ``os.stat``.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "a.parquet")
@@ -258,10 +266,14 @@ def identify(files: list[SourceFile], filesystem: pyarrow.fs.FileSystem | None) 
     """
     if filesystem is not None:
         todo = [f for f in files if f.size is None or f.mtime_ns is None]  # a remote listing
-        infos = filesystem.get_file_info([f.location for f in todo]) if todo else []
-        for f, info in zip(todo, infos):
+        if not todo:
+            return
+        locations = [f.location for f in todo]
+        etags = object_etags(filesystem, folders_of(locations))  # before: never newer
+        for f, info in zip(todo, filesystem.get_file_info(locations)):
             f.size = info.size
             f.mtime_ns = info.mtime_ns
+            f.etag = etags.get(f.location)
         return
     for f in files:
         try:

@@ -8,6 +8,7 @@ session's settings pyarrow could not reach the server at all."""
 from __future__ import annotations
 
 import os
+import uuid
 from types import SimpleNamespace
 
 import pyarrow as pa
@@ -108,6 +109,48 @@ def test_many_identities_come_from_one_listing_of_the_roots(configured, lake, mo
         return SimpleNamespace(filesystem=Counting(location.filesystem)), paths
 
     monkeypatch.setattr(filesystems, "resolve", counting)
-    assert identities(keys, [f"s3a://{BUCKET}/lake"]) == one_by_one
+    listed = identities(keys, [f"s3a://{BUCKET}/lake"])  # ETags: a filesystem of S3 only
+    assert {k: v and v[:2] for k, v in listed.items()} == \
+        {k: v and v[:2] for k, v in one_by_one.items()}
     assert sum(isinstance(a, list) for a in asked) == 0, "no file asked for one by one"
     assert one_by_one[keys[-1]] is None and all(v is not None for v in list(one_by_one.values())[:-1])
+
+
+def test_a_rewrite_in_the_same_second_is_seen_by_its_etag(configured, lake, monkeypatch):
+    """An object rewritten with the same size within the same second (moto's clock stopped):
+    the ETag the statistics job recorded differs from the one listed now, so the file counts
+    as changed for the freshness check and the saved statistics collect it again."""
+    import datetime as dt
+
+    import moto.s3.models
+    import pyarrow.fs as pafs
+
+    from prune_engine.spark._files import changed, recorded_identity
+    from prune_engine.spark._saved import saved_stats
+    from tests.remote.test_etags import NEW, OLD
+
+    endpoint, _ = lake
+    fs = pafs.S3FileSystem(access_key=KEY, secret_key=SECRET, region="us-east-1",
+                           scheme="http", endpoint_override=endpoint)
+    still = dt.datetime(2026, 11, 26, 12, 0, 0)
+    monkeypatch.setattr(moto.s3.models, "utcnow", lambda: still)
+    name = f"etag-{uuid.uuid4().hex}"  # saved statistics are per folder: one per run
+    folder, key = f"s3a://{BUCKET}/{name}", f"s3a://{BUCKET}/{name}/f.parquet"
+
+    def put(data: bytes) -> None:
+        with fs.open_output_stream(f"{BUCKET}/{name}/f.parquet") as out:
+            out.write(data)
+
+    put(OLD)
+    stats = pes.collect_stats(configured, folder, "file")
+    assert saved_stats(configured, folder).metadata["refresh"]["new"] == 1
+    recorded = recorded_identity(stats.metadata["files"][key])
+    before = identities([key])[key]
+    assert len(recorded) == 3 and not changed(recorded, before)
+    put(NEW)
+    now = identities([key])[key]
+    assert now[:2] == before[:2], "size and modification time cannot tell the writes apart"
+    assert changed(recorded, now)
+    refreshed = saved_stats(configured, folder)
+    assert refreshed.metadata["refresh"]["changed"] == 1
+    assert pe.prune(refreshed, "x = 8").to_pylist() == [True]
