@@ -188,6 +188,14 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _plain_ints(items: tuple) -> list | None:
+    """The values of a tuple of untyped integer literals (equal exactly when their values
+    are: :func:`_value_key`), else None."""
+    values = [v.value for v in items
+              if type(v) is Literal and v.type is None and type(v.value) is int]
+    return values if len(values) == len(items) else None
+
+
 def _equal(a: Expr, b: Expr) -> bool:
     """Structural equality of two trees, on an explicit stack."""
     stack = [(a, b)]
@@ -210,6 +218,9 @@ def _equal(a: Expr, b: Expr) -> bool:
         elif isinstance(x, tuple) and isinstance(y, tuple):
             if len(x) != len(y):
                 return False
+            ints = _plain_ints(x)
+            if ints is not None and ints == _plain_ints(y):
+                continue  # (an IN list of join keys: thousands of literals, compared at once)
             stack.extend(zip(x, y))
         elif type(x) is not type(y) or x != y:
             return False

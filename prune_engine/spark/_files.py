@@ -136,6 +136,51 @@ def identities(keys: list[str], roots: list[str] = (),
 LIST_OVER = 16
 
 
+def local_tree(paths: list[str]) -> tuple | None:
+    """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked, hidden
+    names and folders included) with what ``os.stat`` says of it (kind, size, modification
+    time, inode, status-change time), sorted: equal snapshots mean that nothing under the
+    paths was added, removed, renamed, rewritten or touched in between. None where this
+    cannot be said: a path of another filesystem, with glob characters (Spark globs it), that
+    is missing, or a symbolic link anywhere (a link's target is not watched)."""
+    import stat
+
+    entries = []
+    for path in paths:
+        if ("://" in path and not path.startswith("file:")) or _GLOB.search(path):
+            return None
+        folders = [file_key(path)]
+        first = True
+        while folders:
+            folder = folders.pop()
+            try:
+                if first:
+                    found = [(folder, os.stat(folder, follow_symlinks=False))]
+                    first = False
+                else:
+                    with os.scandir(folder) as it:
+                        found = [(e.path, e.stat(follow_symlinks=False)) for e in it]
+            except OSError:
+                return None
+            for name, st in found:
+                if stat.S_ISLNK(st.st_mode):
+                    return None
+                entries.append((name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
+                                st.st_ctime_ns))
+                if stat.S_ISDIR(st.st_mode):
+                    folders.append(name)
+    return tuple(sorted(entries))
+
+
+def tree_identities(tree: tuple) -> dict[str, tuple[int, ...]]:
+    """The files of a :func:`local_tree` snapshot with their identities, as
+    :func:`identities` reads them."""
+    import stat
+
+    return {name: (size, mtime // 1_000_000, ino, ctime)
+            for name, mode, size, mtime, ino, ctime in tree if stat.S_ISREG(mode)}
+
+
 def _remote_identities(keys: list[str], roots: list[str]) -> dict[str, tuple[int, ...] | None]:
     import pyarrow.fs as pafs
 

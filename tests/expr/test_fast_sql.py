@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -249,3 +250,20 @@ def test_shared_and_separate_columns_hash_and_compare_alike():
     assert hash(fast.args[3]) == hash(slow.args[3]) and fast.args[3] == slow.args[3]
     assert fast != read_with_sqlglot(text.replace("-1", "-3")) and hash(fast) != hash(
         read_with_sqlglot(text.replace("-1", "-3")))
+
+
+def test_long_in_lists_compare_as_their_literals_do():
+    """Tuples of untyped integer literals (join keys) are compared by their values at once;
+    any other literal among them (a bool, a float, a typed integer) is compared as before."""
+    col = n.Column(("id",))
+
+    def in_list(*tail, head=1000):
+        return n.InList(col, tuple(n.Literal(i) for i in range(head)) + tail)
+
+    assert in_list() == in_list() and hash(in_list()) == hash(in_list())
+    assert in_list(n.Literal(5)) != in_list(n.Literal(6))
+    assert in_list(n.Literal(1)) != in_list(n.Literal(True))
+    assert in_list(n.Literal(1)) != in_list(n.Literal(1.0))
+    assert in_list(n.Literal(1)) != in_list(n.Literal(1, pa.int32()))
+    assert in_list(n.Literal(1, pa.int32())) == in_list(n.Literal(1, pa.int32()))
+    assert in_list(head=3) != in_list(head=4)

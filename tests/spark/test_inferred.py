@@ -26,7 +26,9 @@ def spark(session):
 
 @pytest.fixture
 def loads(monkeypatch):
-    """The schemas ``source_frame`` loads the source with (None: Spark infers)."""
+    """The schemas ``source_frame`` loads the source with (None: Spark infers); no opened
+    frame is kept (every read loads: what a source whose tree changes meets)."""
+    monkeypatch.setattr(_inferred, "_MOST_FRAMES", 0)
     seen: list = []
     real = _inferred.load_remembered
 
@@ -125,3 +127,106 @@ def test_options_are_part_of_what_is_remembered(spark, tmp_path, loads):
     del loads[:]
     _same_as_spark(spark, root)
     assert "z" not in loads[0].fieldNames(), "remembered before"
+
+
+# ------------------------------------------------------------------ the opened frame, kept
+
+
+@pytest.fixture
+def opens(monkeypatch):
+    """The loads of the source (frames kept while the local tree stays the same)."""
+    seen: list = []
+    real = _inferred.load_remembered
+
+    def spy(spark, format, paths, options, load):
+        return real(spark, format, paths, options, lambda s: (seen.append(s), load(s))[1])
+
+    monkeypatch.setattr(_inferred, "load_remembered", spy)
+    _inferred.forget()
+    return seen
+
+
+def test_an_unchanged_source_is_not_opened_again(spark, tmp_path, opens):
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    assert opens == [None]
+    for _ in range(3):
+        _same_as_spark(spark, root)
+    assert opens == [None], "Spark's listing and schema of the first read, kept"
+
+
+def _add_file(root):
+    write(os.path.join(root, "c.parquet"), pa.table({"x": pa.array([40], pa.int32())}))
+
+
+def _rewrite_keeping_size_and_time(root):
+    path = os.path.join(root, "b.parquet")
+    before = os.stat(path)
+    write(path, pa.table({"x": pa.array([7, 17], pa.int32())}))  # the same size
+    assert os.path.getsize(path) == before.st_size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _delete_file(root):
+    os.remove(os.path.join(root, "a.parquet"))
+
+
+def _hidden_file(root):
+    write(os.path.join(root, "_tmp", "d.parquet"), pa.table({"x": pa.array([50], pa.int32())}))
+
+
+def _empty_folder(root):
+    os.mkdir(os.path.join(root, "p=1"))
+
+
+def _touch(root):
+    os.utime(os.path.join(root, "a.parquet"), ns=(1, 1_600_000_000_000_000_000))
+
+
+@pytest.mark.parametrize("change", [_add_file, _rewrite_keeping_size_and_time, _delete_file,
+                                    _hidden_file, _empty_folder, _touch],
+                         ids=["added", "rewritten, size and time kept", "deleted", "hidden",
+                              "empty folder", "touched"])
+def test_any_change_under_the_source_opens_it_again(spark, tmp_path, opens, change):
+    """Whatever changed, Spark lists the source again, and the rows are plain Spark's."""
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    _same_as_spark(spark, root)
+    assert len(opens) == 1
+    change(root)
+    _same_as_spark(spark, root)
+    assert len(opens) >= 2, "opened again"
+    opened = len(opens)
+    _same_as_spark(spark, root)
+    assert len(opens) == opened, "and kept again"
+
+
+def test_a_symbolic_link_or_a_glob_is_opened_every_time(spark, tmp_path, opens):
+    root = str(tmp_path / "t")
+    _ints(root)
+    os.symlink(os.path.join(root, "a.parquet"), os.path.join(root, "link.parquet"))
+    for _ in range(2):
+        _same_as_spark(spark, root)
+    assert len(opens) == 2, "a link's target is not watched"
+    glob_root = str(tmp_path / "g")
+    _ints(glob_root)
+    del opens[:]
+    for _ in range(2):
+        stats = pe.collect_stats(glob_root, granularity="file", progress=False)
+        df = pes.read(spark, os.path.join(glob_root, "*.parquet"), "x >= 0", stats=stats)
+        plain = spark.read.parquet(os.path.join(glob_root, "*.parquet")).where("x >= 0")
+        assert sorted_rows(df.collect()) == sorted_rows(plain.collect())
+    assert len(opens) == 2, "Spark globs the path"
+
+
+def test_a_frame_is_kept_for_its_own_session_only(classic_spark, tmp_path, opens):
+    spark = classic_spark  # a Connect session's sessions differ in their ids already
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    other = spark.newSession()
+    df = pes.read(other, root, "x >= 0", stats=pe.collect_stats(root, progress=False))
+    assert df.sparkSession is other
+    assert len(opens) == 2
