@@ -137,10 +137,13 @@ LIST_OVER = 16
 
 
 def local_tree(paths: list[str]) -> tuple | None:
-    """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked, hidden
-    names and folders included) with what ``os.stat`` says of it (kind, size, modification
-    time, inode, status-change time), sorted: equal snapshots mean that nothing under the
-    paths was added, removed, renamed, rewritten or touched in between. None where this
+    """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked) with
+    what ``os.stat`` says of it (kind and permissions; for a file also size, modification
+    time, inode, status-change time), sorted: equal snapshots mean that nothing under the paths that Spark's listing can see
+    was added, removed, renamed, rewritten or touched in between. Names starting with ``.``
+    are left out, as Spark's listing leaves them out whatever they hold (Hadoop's ``.crc``
+    files: half of a lake Spark wrote on a local disk); names starting with ``_`` are kept
+    (Spark reads some of them: ``_metadata``, ``_x=1`` partition folders). None where this
     cannot be said: a path of another filesystem, with glob characters (Spark globs it), that
     is missing, or a symbolic link anywhere (a link's target is not watched)."""
     import stat
@@ -157,18 +160,22 @@ def local_tree(paths: list[str]) -> tuple | None:
                 if first:
                     found = [(folder, os.stat(folder, follow_symlinks=False))]
                     first = False
-                else:
+                else:  # Spark's listing leaves out every name starting with "." (Hadoop's
+                    # checksums, editors' files) and all under it, whatever its size or time
                     with os.scandir(folder) as it:
-                        found = [(e.path, e.stat(follow_symlinks=False)) for e in it]
+                        found = [(e.path, e.stat(follow_symlinks=False)) for e in it
+                                 if not e.name.startswith(".")]
             except OSError:
                 return None
             for name, st in found:
                 if stat.S_ISLNK(st.st_mode):
                     return None
-                entries.append((name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
-                                st.st_ctime_ns))
-                if stat.S_ISDIR(st.st_mode):
+                if stat.S_ISDIR(st.st_mode):  # its names are walked; its times follow them
+                    entries.append((name, st.st_mode, 0, 0, 0, 0))
                     folders.append(name)
+                else:
+                    entries.append((name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
+                                    st.st_ctime_ns))
     return tuple(sorted(entries))
 
 

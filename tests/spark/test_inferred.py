@@ -184,10 +184,14 @@ def _touch(root):
     os.utime(os.path.join(root, "a.parquet"), ns=(1, 1_600_000_000_000_000_000))
 
 
+def _folder_permissions(root):
+    os.chmod(root, 0o750)
+
+
 @pytest.mark.parametrize("change", [_add_file, _rewrite_keeping_size_and_time, _delete_file,
-                                    _hidden_file, _empty_folder, _touch],
+                                    _hidden_file, _empty_folder, _touch, _folder_permissions],
                          ids=["added", "rewritten, size and time kept", "deleted", "hidden",
-                              "empty folder", "touched"])
+                              "empty folder", "touched", "folder permissions"])
 def test_any_change_under_the_source_opens_it_again(spark, tmp_path, opens, change):
     """Whatever changed, Spark lists the source again, and the rows are plain Spark's."""
     root = str(tmp_path / "t")
@@ -201,6 +205,21 @@ def test_any_change_under_the_source_opens_it_again(spark, tmp_path, opens, chan
     opened = len(opens)
     _same_as_spark(spark, root)
     assert len(opens) == opened, "and kept again"
+
+
+def test_a_name_spark_never_lists_changes_nothing(spark, tmp_path, opens):
+    """Names starting with "." are left out of Spark's listing whatever they hold: one
+    written, rewritten or removed keeps the frame."""
+    root = str(tmp_path / "t")
+    _ints(root)
+    _same_as_spark(spark, root)
+    with open(os.path.join(root, ".notes"), "wb") as out:
+        out.write(b"x")
+    write(os.path.join(root, ".hidden", "e.parquet"), pa.table({"x": pa.array([9], pa.int32())}))
+    _same_as_spark(spark, root)
+    os.remove(os.path.join(root, ".notes"))
+    _same_as_spark(spark, root)
+    assert opens == [None]
 
 
 def test_a_symbolic_link_or_a_glob_is_opened_every_time(spark, tmp_path, opens):
