@@ -104,9 +104,9 @@ def hadoop_path(key: str, *, literal: bool = False) -> str:
 def identities(keys: list[str], roots: list[str] = (),
                spark=None) -> dict[str, tuple[int, ...] | None]:
     """``(size, modification time in ms[, inode, ctime_ns | etag])`` of each file now; None
-    for a file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files of an
-    object store are found by listing them (a request per thousand files) rather than one
-    request each. Files pyarrow cannot reach (or is refused) are listed by ``spark``
+    for a file that is gone. ``roots``: the folders (file keys) holding ``keys``: many files
+    of an object store are found by listing them (a request per thousand files) rather than
+    one request each. Files pyarrow cannot reach (or is refused) are listed by ``spark``
     (:mod:`~prune_engine.spark._through_spark`)."""
     out: dict[str, tuple[int, ...] | None] = {}
     remote: dict[str, list[str]] = {}
@@ -139,8 +139,9 @@ LIST_OVER = 16
 def local_tree(paths: list[str]) -> tuple | None:
     """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked) with
     what ``os.stat`` says of it (kind and permissions; for a file also size, modification
-    time, inode, status-change time), sorted: equal snapshots mean that nothing under the paths that Spark's listing can see
-    was added, removed, renamed, rewritten or touched in between. Names starting with ``.``
+    time, inode, status-change time), sorted: equal snapshots mean that nothing under the
+    paths that Spark's listing can see was added, removed, renamed, rewritten or touched in
+    between. Names starting with ``.``
     are left out, as Spark's listing leaves them out whatever they hold (Hadoop's ``.crc``
     files: half of a lake Spark wrote on a local disk); names starting with ``_`` are kept
     (Spark reads some of them: ``_metadata``, ``_x=1`` partition folders). None where this

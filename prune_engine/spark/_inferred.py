@@ -19,9 +19,10 @@ it gives that very schema back; where it does not, the source is never loaded wi
 Spark's listing is kept too. When a source of local paths is opened, everything under its
 paths is walked first (:func:`~prune_engine.spark._files.local_tree`: every entry Spark's
 listing can see, with its kind and permissions, and a file's size, modification time, inode
-and status-change time; about 12 ms for 2,000 files); when the walk is the same after Spark opened it and agrees with
-every file Spark listed, the opened frame is remembered with it, and a later open whose walk
-is the same again returns that very frame: Spark neither lists nor infers (about 60 ms of a
+and status-change time; about 12 ms for 2,000 files); when the walk is the same after Spark
+opened it, Spark's roots are the paths walked and every file Spark listed is in the walk as
+Spark saw it, the opened frame is remembered with it, and a later open whose walk is the
+same again returns that very frame: Spark neither lists nor infers (about 60 ms of a
 2,000-file lake on ``local[2]``). Spark's listing is a function of the names, kinds, sizes and
 times under the paths, the reader options and the settings, all of which are then the same,
 so it would list the same files. Nothing is kept for a path of another filesystem (an object
@@ -102,12 +103,12 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
             frame = load(known.schema)
             if _listed_identities(frame) == known.files:
                 if known.checked:
-                    return _kept(key, known, frame, tree, paths)
+                    return _opened(key, known, frame, tree, paths)
                 same = frame.schema == known.schema
                 checked = _Inferred(known.schema if same else None, known.files, True)
                 _remember(key, checked)
                 if same:
-                    return _kept(key, checked, frame, tree, paths)
+                    return _opened(key, checked, frame, tree, paths)
         except Exception:  # noqa: BLE001 - Spark's own error comes from the load below
             pass
     frame = load(None)
@@ -116,17 +117,19 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
         schema = frame.schema
     except Exception:  # noqa: BLE001 - a source Spark cannot read: its error comes on use
         return frame
-    return _kept(key, _Inferred(schema, files), frame, tree, paths)
+    return _opened(key, _Inferred(schema, files), frame, tree, paths)
 
 
-def _kept(key: tuple, inferred: _Inferred, frame, before: tuple | None, paths: list[str]):
+def _opened(key: tuple, inferred: _Inferred, frame, before: tuple | None, paths: list[str]):
     """``frame``, remembered with ``inferred`` and ``before`` (the local tree and the path
-    filter before it was opened) when they are the same after and the tree holds every file
-    Spark listed, as Spark saw it."""
-    from prune_engine.spark._files import local_tree, tree_identities
+    filter before it was opened) when they are the same after, Spark's roots are the paths
+    walked, and the tree holds every file Spark listed, as Spark saw it."""
+    from prune_engine.spark._files import file_key, local_tree, tree_identities
+    from prune_engine.spark._source import listing
 
     kept = replace(inferred, frame=None, tree=None)
-    if before is not None and (local_tree(paths), _path_filter(frame.sparkSession)) == before:
+    if before is not None and (local_tree(paths), _path_filter(frame.sparkSession)) == before \
+            and set(listing(frame, keep=True)[1]) == {file_key(p) for p in paths}:
         seen = tree_identities(before[0])
         if all(seen.get(k) == identity for k, identity in inferred.files):
             kept = replace(inferred, frame=frame, tree=before)

@@ -9,8 +9,8 @@ new and changed files, drops the rows of files that are gone, and saves the resu
 file is unchanged when its size and modification time, and for a local file its inode and
 status-change time, for an S3 object its ETag where boto3 lists it
 (:mod:`~prune_engine.stats.etags`), are the ones recorded; any other object store's object or
-an HDFS file rewritten with the same size and modification time is not detected. Files pyarrow cannot
-reach are listed, and their statistics computed, by Spark
+an HDFS file rewritten with the same size and modification time is not detected. Files
+pyarrow cannot reach are listed, and their statistics computed, by Spark
 (:mod:`~prune_engine.spark._through_spark`).
 
 Where: one Parquet file per source (named by a hash of its roots) in the folder that the

@@ -18,7 +18,8 @@ size and modification time (:func:`object_etags` returns nothing for those folde
 once per bucket when a request failed), and identities that hold an ETag and ones that do not
 agree on the fields both hold.
 
->>> etag_number('"9bb58f26192e4ba00f01e2e7b136bbd8"') == etag_number("9bb58f26192e4ba00f01e2e7b136bbd8")
+>>> etag = "9bb58f26192e4ba00f01e2e7b136bbd8"
+>>> etag_number(f'"{etag}"') == etag_number(etag) < 2 ** 63
 True
 """
 

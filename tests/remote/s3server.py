@@ -14,6 +14,24 @@ KEY, SECRET, REGION = "testing", "testing", "us-east-1"
 
 
 @contextlib.contextmanager
+def aws_keys():
+    """The AWS variables set to the keys the tests configure, for the block (restored
+    after)."""
+    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+           "AWS_DEFAULT_REGION": REGION}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
 def s3_server():
     """``(endpoint "host:port", a pyarrow S3FileSystem on it that may create buckets)``."""
     from moto.server import ThreadedMotoServer

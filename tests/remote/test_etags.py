@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import os
 import warnings
 
 import pyarrow as pa
@@ -19,7 +18,7 @@ import pytest
 
 import prune_engine as pe
 from prune_engine.stats import etags
-from tests.remote.s3server import KEY, REGION, SECRET, s3_server
+from tests.remote.s3server import REGION, aws_keys, s3_server
 
 BUCKET = "etag-bucket"
 
@@ -37,20 +36,9 @@ OLD, NEW = _parquet([1, 2, 3]), _parquet([7, 8, 9])
 
 @pytest.fixture(scope="module")
 def server():
-    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
-           "AWS_DEFAULT_REGION": REGION}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        with s3_server() as (endpoint, fs):
-            fs.create_dir(BUCKET)
-            yield endpoint, fs
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with aws_keys(), s3_server() as (endpoint, fs):
+        fs.create_dir(BUCKET)
+        yield endpoint, fs
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import prune_engine as pe
-from tests.remote.s3server import KEY, REGION, SECRET, s3_server, write_lake
+from tests.remote.s3server import REGION, aws_keys, s3_server, write_lake
 
 FILES = 6
 
@@ -28,24 +28,13 @@ def _table(k: int) -> pa.Table:
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     """An S3 API on localhost with a bucket holding the lake, and the same lake on disk."""
-    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
-           "AWS_DEFAULT_REGION": REGION}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     local = tmp_path_factory.mktemp("local_lake")
-    try:
-        with s3_server() as (endpoint, fs):
-            write_lake(fs, "lake-bucket", str(local),
-                       {f"grp={k % 2}/part-{k}.parquet": _table(k) for k in range(FILES)}, 5)
-            uri = (f"s3://lake-bucket/lake?endpoint_override={endpoint}&scheme=http"
-                   f"&region={REGION}")
-            yield {"fs": fs, "uri": uri, "local": str(local), "endpoint": endpoint}
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with aws_keys(), s3_server() as (endpoint, fs):
+        write_lake(fs, "lake-bucket", str(local),
+                   {f"grp={k % 2}/part-{k}.parquet": _table(k) for k in range(FILES)}, 5)
+        uri = (f"s3://lake-bucket/lake?endpoint_override={endpoint}&scheme=http"
+               f"&region={REGION}")
+        yield {"fs": fs, "uri": uri, "local": str(local), "endpoint": endpoint}
 
 
 def _same_as_local(stats, local_stats, prefix: str, local_root: str):

@@ -29,6 +29,11 @@ def loads(monkeypatch):
     """The schemas ``source_frame`` loads the source with (None: Spark infers); no opened
     frame is kept (every read loads: what a source whose tree changes meets)."""
     monkeypatch.setattr(_inferred, "_MOST_FRAMES", 0)
+    return _spied_loads(monkeypatch)
+
+
+def _spied_loads(monkeypatch) -> list:
+    """Every schema the source is loaded with from now on, in order (nothing remembered)."""
     seen: list = []
     real = _inferred.load_remembered
 
@@ -135,15 +140,7 @@ def test_options_are_part_of_what_is_remembered(spark, tmp_path, loads):
 @pytest.fixture
 def opens(monkeypatch):
     """The loads of the source (frames kept while the local tree stays the same)."""
-    seen: list = []
-    real = _inferred.load_remembered
-
-    def spy(spark, format, paths, options, load):
-        return real(spark, format, paths, options, lambda s: (seen.append(s), load(s))[1])
-
-    monkeypatch.setattr(_inferred, "load_remembered", spy)
-    _inferred.forget()
-    return seen
+    return _spied_loads(monkeypatch)
 
 
 def test_an_unchanged_source_is_not_opened_again(spark, tmp_path, opens):
