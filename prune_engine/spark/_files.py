@@ -120,7 +120,7 @@ def identities(keys: list[str], roots: list[str] = (),
         except OSError:
             out[key] = None
             continue
-        out[key] = (st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns)
+        out[key] = _local_identity(st)
     if remote:
         from prune_engine.spark._through_spark import or_through_spark, spark_identities_of
 
@@ -137,56 +137,53 @@ LIST_OVER = 16
 
 
 def local_tree(paths: list[str]) -> tuple | None:
-    """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked) with
-    what ``os.stat`` says of it (kind and permissions; for a file also size, modification
-    time, inode, status-change time), sorted: equal snapshots mean that nothing under the
-    paths that Spark's listing can see was added, removed, renamed, rewritten or touched in
-    between. Names starting with ``.``
-    are left out, as Spark's listing leaves them out whatever they hold (Hadoop's ``.crc``
-    files: half of a lake Spark wrote on a local disk); names starting with ``_`` are kept
-    (Spark reads some of them: ``_metadata``, ``_x=1`` partition folders). None where this
-    cannot be said: a path of another filesystem, with glob characters (Spark globs it), that
-    is missing, or a symbolic link anywhere (a link's target is not watched)."""
+    """Every entry under ``paths`` (local paths or ``file:`` URIs: the folders walked) as
+    ``(path, mode, identity)`` (the kind and permissions; a file's identity as
+    :func:`identities` reads it, None for a folder, whose names are walked), sorted: equal
+    snapshots mean that nothing under the paths that Spark's listing can see was added,
+    removed, renamed, rewritten or touched in between. Names starting with ``.`` are left out,
+    as Spark's listing leaves them out whatever they hold (Hadoop's ``.crc`` files: half of a
+    lake Spark wrote on a local disk); names starting with ``_`` are kept (Spark reads some
+    of them: ``_metadata``, ``_x=1`` partition folders). None where this cannot be said: a
+    path of another filesystem, with glob characters (Spark globs it), that is missing, or a
+    symbolic link anywhere (a link's target is not watched)."""
     import stat
 
     entries = []
     for path in paths:
         if ("://" in path and not path.startswith("file:")) or _GLOB.search(path):
             return None
-        folders = [file_key(path)]
-        first = True
-        while folders:
-            folder = folders.pop()
+        root = file_key(path)
+        try:
+            found = [(root, os.stat(root, follow_symlinks=False))]
+        except OSError:
+            return None
+        while found:
+            name, st = found.pop()
+            if stat.S_ISLNK(st.st_mode):
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                entries.append((name, st.st_mode, _local_identity(st)))
+                continue
+            entries.append((name, st.st_mode, None))
             try:
-                if first:
-                    found = [(folder, os.stat(folder, follow_symlinks=False))]
-                    first = False
-                else:  # Spark's listing leaves out every name starting with "." (Hadoop's
-                    # checksums, editors' files) and all under it, whatever its size or time
-                    with os.scandir(folder) as it:
-                        found = [(e.path, e.stat(follow_symlinks=False)) for e in it
-                                 if not e.name.startswith(".")]
+                with os.scandir(name) as it:
+                    found.extend((e.path, e.stat(follow_symlinks=False)) for e in it
+                                 if not e.name.startswith("."))
             except OSError:
                 return None
-            for name, st in found:
-                if stat.S_ISLNK(st.st_mode):
-                    return None
-                if stat.S_ISDIR(st.st_mode):  # its names are walked; its times follow them
-                    entries.append((name, st.st_mode, 0, 0, 0, 0))
-                    folders.append(name)
-                else:
-                    entries.append((name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
-                                    st.st_ctime_ns))
     return tuple(sorted(entries))
 
 
 def tree_identities(tree: tuple) -> dict[str, tuple[int, ...]]:
-    """The files of a :func:`local_tree` snapshot with their identities, as
-    :func:`identities` reads them."""
-    import stat
+    """The files of a :func:`local_tree` snapshot with their identities."""
+    return {name: identity for name, _, identity in tree if identity is not None}
 
-    return {name: (size, mtime // 1_000_000, ino, ctime)
-            for name, mode, size, mtime, ino, ctime in tree if stat.S_ISREG(mode)}
+
+def _local_identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """A local file's identity from its status: size, modification time in ms (Hadoop's
+    precision), inode, status-change time in ns."""
+    return st.st_size, st.st_mtime_ns // 1_000_000, st.st_ino, st.st_ctime_ns
 
 
 def _remote_identities(keys: list[str], roots: list[str]) -> dict[str, tuple[int, ...] | None]:

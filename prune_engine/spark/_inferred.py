@@ -94,8 +94,7 @@ def load_remembered(spark, format: str, paths: list[str], options: dict | None,
     tree = None if walked is None else (walked, _path_filter(spark))
     if known is not None and known.frame is not None and tree is not None \
             and tree == known.tree and known.frame.sparkSession is spark:
-        vars(known.frame)[IDENTITIES] = dict(known.files)
-        return known.frame
+        return known.frame  # (its files' identities, read when it was opened, still hold)
     if known is not None and known.schema is None:
         return load(None)  # a load with the schema gave another one back: not reused
     if known is not None:

@@ -246,3 +246,22 @@ def test_a_frame_is_kept_for_its_own_session_only(classic_spark, tmp_path, opens
     df = pes.read(other, root, "x >= 0", stats=pe.collect_stats(root, progress=False))
     assert df.sparkSession is other
     assert len(opens) == 2
+
+
+def test_a_deep_lake_of_odd_names_is_kept_and_watched(spark, tmp_path, opens):
+    """Hive folders under a long common non-ASCII prefix, names with spaces, ``%``, ``#``,
+    ``=`` and non-ASCII letters: Spark names its files as URIs, the walk as paths, and the
+    two must meet, so the frame is kept; a file changed deep inside opens it again."""
+    prefix = "région=" + "ü" * 40 + " a%20b#c"
+    root = str(tmp_path / ("lake " + "ß" * 60))
+    deep = []
+    for k in range(6):
+        folder = os.path.join(root, f"p={prefix}{k}", f"q=日本 {k % 2}")
+        deep.append(os.path.join(folder, f"part {k} é%.parquet"))
+        write(deep[-1], pa.table({"x": pa.array([k, k + 10], pa.int32())}))
+    for _ in range(3):
+        _same_as_spark(spark, root)
+    assert opens == [None], "kept: Spark's listing and the walk name the same files"
+    os.utime(deep[3], ns=(1, 1_600_000_000_000_000_000))
+    _same_as_spark(spark, root)
+    assert len(opens) > 1, "a file deep in the tree touched: opened again"
