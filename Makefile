@@ -76,6 +76,16 @@ fuzz: $(VENV)/.installed
 	$(PY) -m tests.fuzz --seed $(SEED) --minutes $(FUZZ_MINUTES) || status=1; \
 	echo "fuzz seed $(SEED): reproduce with  make fuzz SEED=$(SEED)"; exit $$status
 
+# the corrupt-input fuzzer (tests/corrupt, not run in CI beyond its seeded slice): mutated
+# footers, Bloom filters, dictionary pages, Iceberg metadata, saved statistics and n-gram
+# indexes, each entry point run in a child process; prints each finding with its replay
+MINUTES ?= 5
+.PHONY: fuzz-corrupt
+fuzz-corrupt: $(VENV)/.installed
+	@echo "corrupt-input fuzz seed $(SEED): reproduce with  make fuzz-corrupt SEED=$(SEED) MINUTES=$(MINUTES)"
+	$(PY) -m tests.corrupt --seed $(SEED) --minutes $(MINUTES); status=$$?; \
+	echo "corrupt-input fuzz seed $(SEED): reproduce with  make fuzz-corrupt SEED=$(SEED) MINUTES=$(MINUTES)"; exit $$status
+
 # every benchmark suite, then report.md, plots and raw JSON in .benchmarks/<UTC time>/ (and a copy
 # in .benchmarks/latest/); bench-quick is CI's smoke test (small sizes, under 3 minutes)
 bench: $(VENV)/.installed

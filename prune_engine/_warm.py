@@ -23,6 +23,13 @@ each compilation takes seconds of a core and hundreds of megabytes; the others t
 the first wrote. Where the child cannot help (it fails, or the cache cannot be written), the
 thread compiles in this process instead.
 
+A process may end while that thread works. A thread left inside numba's compiled code when
+the interpreter shuts down aborts the process ("exception not rethrown"), so the thread's
+loads and compilations in this process hold :data:`_IN_PROCESS`, and the process waits for
+the one under way at exit (:func:`_at_exit`, a few tenths of a second) and starts none after.
+A compilation in a child process is not waited for: the child finishes writing the cache on
+its own.
+
 The twins are slower than the compiled kernels (a footer of a few columns takes about a
 quarter of a millisecond instead of microseconds, and they gain nothing from threads), so they
 carry the first call of a small job; a large job switches to the compiled functions as soon
@@ -31,6 +38,7 @@ as they are ready. ``PRUNE_ENGINE_WARM=0`` turns the twins off (every call waits
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib
@@ -52,6 +60,24 @@ LOAD_WORTH = 500
 
 #: the prefix of a kernel module's plain-Python stand-in for one of its functions
 _TWIN = "_twin"
+
+#: held by a thread while it loads or compiles kernels in this process (see the module doc)
+_IN_PROCESS = threading.Lock()
+_exiting = False
+
+
+@atexit.register
+def _at_exit() -> None:
+    """Wait for a load or compilation under way in a thread, and let none start after."""
+    global _exiting
+    with _IN_PROCESS:
+        _exiting = True
+
+
+def _unless_exiting(step: Callable[[], object]):
+    """``step()`` while holding :data:`_IN_PROCESS`; None once the process is ending."""
+    with _IN_PROCESS:
+        return None if _exiting else step()
 
 
 def _identity_njit(*args, **kwargs):
@@ -115,10 +141,10 @@ class Kernels:
     def _prepare(self) -> None:
         """Load the compiled functions from numba's cache (a fraction of a second), else
         compile them in a child process and load what it wrote."""
-        if self._from_cache() is not None:
+        if _unless_exiting(self._from_cache) is not None:
             return
         self._compile_in_child()
-        self._load(importlib.import_module(self.module))
+        _unless_exiting(lambda: self._load(importlib.import_module(self.module)))
 
     def _from_cache(self):
         """The compiled module loaded from numba's cache, or None when the cache does not

@@ -15,8 +15,19 @@ Bounds are values the container holds (not merely bounds) for Parquet footers an
 ``stats_from_arrow``, except strings and binary (writers may truncate them); Delta and Iceberg
 bounds are treated as bounds only. NaN is above every number (SQL): a container that may hold
 NaN answers ``MAX`` only when its NaN count is known. An inexact ``MIN`` is settled by reading
-the containers whose lower bound is at or below the smallest upper bound (one of them holds
-the minimum), and likewise for ``MAX``.
+the containers whose lower bound is at or below the smallest upper bound of a container that
+certainly holds a value (its row, null and NaN counts known; one of them holds the minimum),
+and likewise for ``MAX``.
+
+Rows deleted without their file (:mod:`prune_engine.stats.snapshot`: an Iceberg position or
+equality delete file that may name the file, a Delta deletion vector, or deletes the
+statistics do not place) are still in its row count, null count and bounds: bounds stay true
+bounds of the live rows, but a count or an extreme taken from them may be a deleted row's.
+Such a container is never answered from its statistics: it is ``some`` here (read, unless its
+bounds show that it cannot hold the ``MIN`` or ``MAX``). With a source it is read as
+:func:`pe.scan <prune_engine.scan>` reads it, its position deletes applied, or the reading
+stops with the scan's :class:`~prune_engine.errors.ScanError` naming it (a deletion vector,
+an equality delete); a table format's statistics read only the snapshot's live files.
 
 Without a source, the result says what it could not answer (``exact`` False, the value None)
 and which containers must be read (``must_read``); with one, it reads them and is exact.
@@ -48,6 +59,7 @@ from prune_engine.compiler import classify, topk
 from prune_engine.errors import PruneEngineError
 from prune_engine.expr import nodes as n
 from prune_engine.stats import layout
+from prune_engine.stats.snapshot import FORMATS, table_snapshot
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 if TYPE_CHECKING:
@@ -123,7 +135,21 @@ def _exact_bounds(stats: StatsTable, atype: pa.DataType) -> bool:
             pa.types.is_binary(atype) or pa.types.is_large_binary(atype) or \
             pa.types.is_fixed_size_binary(atype):
         return False
-    return not ({"delta", "iceberg"} & set(stats.metadata))
+    return not (set(FORMATS) & set(stats.metadata))
+
+
+def with_deletes(stats: StatsTable) -> np.ndarray | None:
+    """Per container: may rows of its file be deleted without the file (module doc)? None
+    for statistics of no table format's snapshot."""
+    snap = table_snapshot(stats)
+    if snap is None:
+        return None
+    if snap.refused_all is not None or not (snap.refused or snap.has_position_deletes):
+        return np.full(stats.num_rows, snap.refused_all is not None)
+    paths = stats.table.column(layout.PATH).combine_chunks().dictionary_encode()
+    files = np.array([snap.refusal(p) is not None or bool(snap.position_deletes(p))
+                      for p in paths.dictionary.to_pylist()], bool)
+    return files[np.asarray(paths.indices.to_numpy(zero_copy_only=False), np.intp)]
 
 
 class _Answer:
@@ -174,7 +200,9 @@ class _Answer:
         bests = self.keys.best.take(pa.array(idx))
         winner = pc.max(bests) if order.descending else pc.min(bests)
         if not self.exact_bounds:  # the extreme is in a container whose best reaches the
-            worsts = self.keys.worst.take(pa.array(idx))  # other containers' worst
+            # worst of a container that certainly holds a value (null bar: read them all)
+            sure = idx[self.keys.placed[idx] > 0]
+            worsts = self.keys.worst.take(pa.array(sure, pa.int64()))
             bar = pc.max(worsts) if order.descending else pc.min(worsts)
             reach = ~topk.before(order, pa.repeat(bar, len(self.keys.best)), self.keys.best)
             self.read |= self.candidates & reach
@@ -263,6 +291,10 @@ def aggregate(stats: "Stats", items: str, where: "Predicate | None" = None, *,
     parsed = parse(items)
     codes = (classify.codes(_plan_for(stats, where), stats, on_invalid) if where is not None
              else classify.everything(stats))
+    deleted = with_deletes(stats)
+    if deleted is not None and deleted.any():  # counts and bounds include deleted rows
+        codes = np.where(deleted & (codes == classify.ALL_CODE), classify.SOME_CODE,
+                         codes).astype(codes.dtype)
     answers = [_Answer(stats, codes, item, on_invalid) for item in parsed]
     read = np.zeros(stats.num_rows, bool)
     for a in answers:

@@ -9,7 +9,56 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Sequence
+from typing import Iterable, Sequence
+
+#: the longest message a refusal has: one line under 400 characters, naming its file first
+MAX_MESSAGE = 399
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters:
+    how another library's message enters one of ours.
+
+    >>> one_line("bad\\n  thing " + "x" * 300, 20)
+    'bad thing xxxxxxx...'
+    """
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def listed(names: Iterable[str], limit: int = 200) -> str:
+    """``names`` joined by commas, cut after as many as fit ``limit`` characters (then
+    ``"... (count)"``): a list of columns or containers that fits one message.
+
+    >>> listed([f"c{i}" for i in range(100)], 30)
+    'c0, c1, c2, c3, c4, ... (100)'
+    """
+    names = [one_line(n, 80) for n in names]
+    text = ", ".join(names)
+    if len(text) <= limit:
+        return text
+    shown: list[str] = []
+    for name in names:
+        if len(", ".join(shown + [name])) + 12 > limit:
+            break
+        shown.append(name)
+    return ", ".join(shown + ["..."]) + f" ({len(names)})"
+
+
+def about(name: str, text: str) -> str:
+    """The message ``"<name>: <text>"`` of a refusal of the file ``name``, on one line of at
+    most :data:`MAX_MESSAGE` characters: the name's control characters escaped and the name
+    cut to 200 characters, the text folded to one line and cut to the rest.
+
+    >>> about("m.avro", "bad\\n  block")
+    'm.avro: bad block'
+    >>> len(about("x" * 500, "y" * 500)) < 400
+    True
+    """
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(name))
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return f"{shown}: {one_line(text, MAX_MESSAGE - len(shown) - 2)}"
 
 
 class PruneEngineError(Exception):
@@ -46,8 +95,8 @@ class UnknownColumnError(PruneEngineError, KeyError):
     def __init__(self, column: str, known: Sequence[str]):
         self.column = column
         self.known = list(known)
-        shown = ", ".join(self.known[:50]) + (" ..." if len(self.known) > 50 else "")
-        super().__init__(f"unknown column {column!r}; the statistics know: {shown}")
+        super().__init__(f"unknown column {one_line(repr(column), 120)}; the statistics know: "
+                         f"{listed(self.known)}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.args[0]

@@ -10,7 +10,6 @@ entirely must be found (an engine answering ``"some"`` everywhere is sound and u
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import random
 
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 
 import prune_engine as pe
 from tests.budget import examples
-from tests.oracle.check import Tally, printable
+from tests.oracle.classify import ClassifyTally
 from tests.oracle.data import FAMILIES
 from tests.oracle.duck import DuckOracle
 from tests.oracle.run import run_boundary_round, run_round
@@ -45,63 +44,6 @@ def evaluated_in(mode: str):
     finally:
         for k, v in saved.items():
             setattr(classify_module, k, v)
-
-
-class ClassifyTally(Tally):
-    """:class:`Tally` for ``classify``: ``violations`` lists wrong ``"none"`` and ``"all"``
-    answers; ``entire`` / ``found`` count the containers whose every row matches and how many
-    of them ``classify`` called ``"all"``."""
-
-    def __init__(self, oracle):
-        super().__init__(oracle)
-        self.entire = collections.Counter()
-        self.found = collections.Counter()
-
-    def _rows_failing(self, case, preds) -> list:
-        """Per predicate: the containers with a row where it is not TRUE, in every reading."""
-        out = self.oracle.matching(case.table, [f"({p.sql('duck')}) IS NOT TRUE" for p in preds])
-        for i, p in enumerate(preds):
-            if p.sql("wrap") != p.sql("duck") and out[i] is not None:
-                more = self.oracle.matching(case.table, [f"({p.sql('wrap')}) IS NOT TRUE"])[0]
-                out[i] = None if more is None else out[i] | more
-        return out
-
-    def check(self, case, sources, preds, label=""):
-        matches = self.oracle.matching(case.table, [p.sql("duck") for p in preds])
-        for i, p in enumerate(preds):
-            if p.sql("wrap") != p.sql("duck") and matches[i] is not None:
-                more = self.oracle.matching(case.table, [p.sql("wrap")])[0]
-                matches[i] = matches[i] | (more or set())
-        failing = self._rows_failing(case, preds)
-        sizes = collections.Counter(case.table.column("__cid").to_pylist())
-        for pred, match, fails in zip(preds, matches, failing):
-            if match is None or fails is None:
-                self.duck_rejected += 1
-                continue
-            for source, stats in sources.items():
-                self.cases += 1
-                self._classify_one(case, stats, pred, match, fails, sizes, f"{label} {source}")
-
-    def _classify_one(self, case, stats, pred, match, fails, sizes, label):
-        sql = pred.sql("pe")
-        try:
-            answers = pe.classify(stats, sql)
-            keep = pe.prune(stats, sql).to_pylist()
-        except pe.PruneEngineError:
-            return
-        assert isinstance(answers, pa.DictionaryArray) and len(answers) == stats.num_rows
-        answers = answers.to_pylist()
-        assert keep == [a != "none" for a in answers], f"prune != classify != 'none': {sql}"
-        source = label.split()[-1]
-        for i, cid in enumerate(case.cids):
-            wrong = (answers[i] == "none" and cid in match) or (answers[i] == "all" and cid in fails)
-            if wrong:
-                self.violations.append(
-                    f"WRONG {answers[i].upper()}: container {cid!r} ({label.strip()})\n"
-                    f"  predicate: {sql}\n  stats row: {printable(stats.slice(i, 1)).to_pylist()}")
-            if cid not in fails and sizes[cid]:
-                self.entire[source] += 1
-                self.found[source] += answers[i] == "all"
 
 
 @pytest.mark.parametrize("mode", ["whole", "windows"])

@@ -112,6 +112,12 @@ UNSOUND = [
     ("int-column-against-float-column", "i", pa.int32(), [16777217], "i = CAST(16777216 AS FLOAT)", None),
     ("between-a-float-bound-compares-as-float", "i", pa.int32(), [16777216],
      "i BETWEEN 16777217 AND CAST(2e7 AS FLOAT)", None),
+    # issue #34's sweep: a text bound beside a DOUBLE bound is cast to DOUBLE too (DuckDB's
+    # common type), not to the column's decimal(38, 38), which the text overflows when rounded
+    ("between-text-and-double-bounds-of-decimal38", "d", pa.decimal128(38, 38),
+     [Decimal("0.99999999999999999999999999999999999998")],
+     "d BETWEEN '0.999999999999999999999999999999999999995' AND "
+     "0.99999999999999999999999999999999999998", None),
     ("in-list-of-floats-compares-as-float", "u", pa.uint64(), [2**53 + 1],
      "u IN (9007199254740992, '4294967295', CAST(16777216 AS FLOAT))", None),
     # found by make fuzz (seed 886604234, rounds 512 and 611): DuckDB reads the ends of the

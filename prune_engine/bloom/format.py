@@ -47,6 +47,7 @@ import numpy as np
 
 from prune_engine._compact import ThriftError, read_struct, varint
 from prune_engine.errors import IndexCorruptError
+from prune_engine.ngram.format import SALTS
 
 MAGIC = b"PEBF"
 VERSION = 1
@@ -94,9 +95,56 @@ def parse_header(buf: bytes) -> tuple[int, int]:
 
 
 def _checked_size(size) -> int:
-    if not isinstance(size, int) or size <= 0 or size % BLOCK_BYTES or size > MAX_BITSET_BYTES:
+    """``numBytes``: a power-of-two number of 32-byte blocks, as every writer sizes its
+    filters (Arrow refuses other sizes too) and as the statistics entries fold them; at
+    most :data:`MAX_BITSET_BYTES`.
+
+    >>> _checked_size(96)
+    Traceback (most recent call last):
+    prune_engine._compact.ThriftError: numBytes 96 is not a power-of-two number of 32-byte blocks
+    """
+    if not isinstance(size, int) or size <= 0 or size % BLOCK_BYTES:
         raise HeaderError(f"numBytes {size!r} is not a positive multiple of {BLOCK_BYTES}")
+    if not _is_power_of_two(size // BLOCK_BYTES):
+        raise HeaderError(f"numBytes {size} is not a power-of-two number of {BLOCK_BYTES}-byte "
+                          "blocks")
+    if size > MAX_BITSET_BYTES:
+        raise HeaderError(f"numBytes {size} exceeds the cap of {MAX_BITSET_BYTES}")
     return size
+
+
+# ------------------------------------------------------------------------------ probing
+
+_SALTS = np.array(SALTS, np.uint64)
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def bit_masks(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For uint64 hashes: ``(high, masks)``, the block selector ``h >> 32`` and the eight u32
+    words of bits each hash sets in its block."""
+    h = np.asarray(h, np.uint64)
+    with np.errstate(over="ignore"):
+        bits = ((h[:, None] & _M32) * _SALTS[None, :] & _M32) >> np.uint64(27)
+    return h >> np.uint64(32), (np.uint32(1) << bits.astype(np.uint32)).astype(np.uint32)
+
+
+def may_hold(words: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """For each uint64 hash ``h``: may the one filter ``words`` (u32, whole blocks) hold it?
+
+    >>> words = np.zeros(16, np.uint32)
+    >>> high, masks = bit_masks(np.array([2**63 + 5], np.uint64))
+    >>> words[8:] = masks[0]                        # its block: (high * 2) >> 32 = 1
+    >>> may_hold(words, np.array([2**63 + 5, 7], np.uint64)).tolist()
+    [True, False]
+    """
+    words = np.asarray(words, np.uint32)
+    blocks = len(words) // WORDS_PER_BLOCK
+    if not len(h) or not blocks:
+        return np.ones(len(h), bool)  # no filter: anything may be there
+    high, masks = bit_masks(h)
+    block = ((high * np.uint64(blocks)) >> np.uint64(32)).astype(np.int64)
+    got = words.reshape(-1, WORDS_PER_BLOCK)[:blocks][block]
+    return ((got & masks) == masks).all(axis=1)
 
 
 # ------------------------------------------------------------------------------ folding

@@ -31,22 +31,9 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.bloom.encoding import value_hashes
-from prune_engine.bloom.format import BLOCK_BYTES, entry_layout, header_length
+from prune_engine.bloom.format import BLOCK_BYTES, bit_masks, entry_layout, header_length
 from prune_engine.errors import IndexCorruptError
 from prune_engine.evaluate import membership
-from prune_engine.ngram.format import SALTS
-
-_SALTS = np.array(SALTS, np.uint64)
-_M32 = np.uint64(0xFFFFFFFF)
-
-
-def bit_masks(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For uint64 hashes: ``(high, masks)``, the block selector ``h >> 32`` and the eight u32
-    words of bits each hash sets in its block."""
-    h = np.asarray(h, np.uint64)
-    with np.errstate(over="ignore"):
-        bits = ((h[:, None] & _M32) * _SALTS[None, :] & _M32) >> np.uint64(27)
-    return h >> np.uint64(32), (np.uint32(1) << bits.astype(np.uint32)).astype(np.uint32)
 
 
 class _Filters:

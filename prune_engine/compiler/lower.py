@@ -536,6 +536,8 @@ def coerce_literal(d, lit: n.Literal):
         return Coerced("fuzzy", min(co.lo, instant.lo), max(co.hi, instant.hi))
     if co.kind == "between" and lit.type is None and isinstance(lit.value, str):
         return Coerced("fuzzy", co.lo, co.hi)
+    if co.kind == "between" and _may_hold_finer(d):
+        return Coerced("fuzzy", co.lo, co.hi)
     if (lit.type is not None and pa.types.is_float32(lit.type) and co.kind in ("exact", "between", "fuzzy")
             and (isinstance(d, DecimalDomain) or (isinstance(d, IntDomain) and abs(lit.value) >= 2**24))):
         # INT against FLOAT compares as FLOAT (exact below 2**24): a value within a float32 step
@@ -545,6 +547,14 @@ def coerce_literal(d, lit: n.Literal):
         return Coerced("fuzzy", math.floor((Fraction(lit.value) - step) * per),
                        math.ceil((Fraction(lit.value) + step) * per))
     return co
+
+
+def _may_hold_finer(d) -> bool:
+    """Microsecond timestamp statistics may stand for finer values: INT96 holds nanoseconds
+    (Impala writes them) and a lake of nanosecond and coarser files has its statistics in
+    microseconds, rounded outwards (:func:`~prune_engine.stats.unify.unify_types`). Against
+    them a literal between two microseconds may be equal to a value: its neighbours are."""
+    return isinstance(d, TemporalDomain) and pa.types.is_timestamp(d.type) and d.type.unit == "us"
 
 
 def _plain_int(d, lit: n.Literal) -> bool:

@@ -23,9 +23,10 @@ leaf               may be TRUE where
 =================  ===================================================================
 
 ``explain`` asks a test that keeps a container why (:meth:`Check.why_kept`): a comparison says
-whether a non-NaN value may match (``the bounds allow a match``, or ``min/max unknown``) or only
-a NaN may (``may hold NaN: nan_count unknown``, or ``holds NaN: nan_count > 0``), so that a
-float range kept only for want of a NaN count says so; the other tests say what they read.
+whether a non-NaN value may match (``the bounds allow a match``, or ``min/max unknown``, with
+the source's reason where it recorded one: :meth:`EvalContext.bounds_notes`) or only a NaN may
+(``may hold NaN: nan_count unknown``, or ``holds NaN: nan_count > 0``), so that a float range
+kept only for want of a NaN count says so; the other tests say what they read.
 """
 
 from __future__ import annotations
@@ -233,7 +234,13 @@ class _Comparison(Check):
 
     def why_kept(self, ctx):
         regular, _ = self._keeps(ctx)
-        out = _said(ctx, self.sql, np.where(self._known(ctx), BOUNDS_ALLOW, BOUNDS_UNKNOWN))
+        known = self._known(ctx)
+        why = np.where(known, BOUNDS_ALLOW, BOUNDS_UNKNOWN).astype(object)
+        notes = ctx.bounds_notes()
+        if notes is not None:  # why the source left them unknown, where it said
+            noted = ~known & np.not_equal(notes, None).astype(bool)
+            why[noted] = [f"{BOUNDS_UNKNOWN} ({note})" for note in notes[noted]]
+        out = _said(ctx, self.sql, why)
         only_nan = ~regular
         if only_nan.any():
             out[only_nan] = _nan_reasons(ctx, self.sql, self._operands())[only_nan]

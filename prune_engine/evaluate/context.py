@@ -12,18 +12,24 @@ Everything a container's statistics leave open reads as "unknown", and unknown k
 Validity masks are ``None`` when everything is valid, so that the common case costs no pass.
 Results are cached on the :class:`~prune_engine.stats.table.StatsTable`, so a plan evaluated
 again over the same table reuses them.
+
+Where a source recorded why some containers' bounds went unused, ``explain`` says it after
+"min/max unknown" (:meth:`EvalContext.bounds_notes`): today Iceberg manifests whose statistics
+maps could not be matched to the table's columns (``metadata["iceberg"]["unused_statistics"]``,
+see :mod:`prune_engine.stats.iceberg`), by the files' ``path``.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, listed
 from prune_engine.evaluate.domains import Domain, FloatDomain, IntDomain
 from prune_engine.stats import layout
 from prune_engine.stats.layout import ColumnInfo
@@ -74,6 +80,50 @@ class Facts:
     maybe_nan: np.ndarray | None
     maybe_regular: np.ndarray | None
     nan_counted: np.ndarray | None = None
+
+
+#: words of an unused statistics map's reason that say bounds were lost (its other maps are
+#: counts, which leave the bounds known)
+_BOUND_MAPS = ("lower_bounds", "upper_bounds")
+
+
+def bounds_notes(metadata: dict[str, Any]) -> dict[str, str]:
+    """Per data file (its ``path``): why its bounds went unused, as ``explain`` appends it to
+    "min/max unknown": ``"Iceberg manifest <name>: <why>"``, the first reason about bounds
+    (else the first), and how many more there are. Empty when nothing was recorded; entries
+    of another shape are passed over (a note only explains, it decides nothing).
+
+    >>> meta = {"iceberg": {"unused_statistics": [
+    ...     {"manifest": "s3://b/t/metadata/m0.avro", "why": "it has no null_value_counts key",
+    ...      "files": ["s3://b/t/a.parquet"]},
+    ...     {"manifest": "s3://b/t/metadata/m0.avro", "why": "it has no lower_bounds key",
+    ...      "files": ["s3://b/t/a.parquet"]}]}}
+    >>> bounds_notes(meta)
+    {'s3://b/t/a.parquet': 'Iceberg manifest m0.avro: it has no lower_bounds key, and 1 more'}
+    >>> bounds_notes({})
+    {}
+    """
+    iceberg = metadata.get("iceberg")
+    entries = iceberg.get("unused_statistics") if isinstance(iceberg, dict) else None
+    if not isinstance(entries, list):
+        return {}
+    reasons: dict[str, list[tuple[str, str]]] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        manifest, why, files = e.get("manifest"), e.get("why"), e.get("files")
+        if not (isinstance(manifest, str) and isinstance(why, str) and isinstance(files, list)):
+            continue
+        for f in files:
+            if isinstance(f, str):
+                reasons.setdefault(f, []).append((manifest, why))
+    notes = {}
+    for path, found in reasons.items():
+        found.sort(key=lambda r: not any(word in r[1] for word in _BOUND_MAPS))
+        manifest, why = found[0]
+        more = f", and {len(found) - 1} more" if len(found) > 1 else ""
+        notes[path] = f"Iceberg manifest {manifest.rsplit('/', 1)[-1]}: {why}{more}"
+    return notes
 
 
 def _combined(arr) -> pa.Array:
@@ -262,6 +312,19 @@ class EvalContext:
                 self._cache[key] = ~empty if empty.any() else None
         return self._cache[key]
 
+    def bounds_notes(self) -> np.ndarray | None:
+        """Per container: why its source left its bounds unused (text, or None), for
+        ``explain``; None when no source recorded any (:func:`bounds_notes`: built once per
+        evaluation, and only when asked, from the statistics' ``metadata`` and ``path``)."""
+        if not hasattr(self, "_notes"):
+            self._notes = None
+            notes = bounds_notes(self.stats.metadata) if self.stats.metadata else {}
+            if notes and layout.PATH in self.stats.table.column_names:
+                paths = self.stats.table.column(layout.PATH).to_pylist()
+                out = np.array([notes.get(p) for p in paths], dtype=object)
+                self._notes = out if any(v is not None for v in out) else None
+        return self._notes
+
     def window(self, start: int, stop: int) -> EvalContext:
         """The same evaluation over containers ``start:stop`` only. Statistics are still read,
         validated and cached over the whole table (faults and ``invalid`` stay this
@@ -283,7 +346,8 @@ class EvalContext:
         names = self._container_names(idx[:10])
         if self.on_invalid == "raise":
             raise StatsError(
-                f"malformed statistics: {what}, in {len(idx)} container(s), first: {names}; "
+                f"malformed statistics: {what}, in {len(idx)} container(s), first: "
+                f"{listed(map(str, names), 150)}; "
                 "pass on_invalid='keep' to keep those containers instead",
                 column=column, containers=names)
         self._cache[("fault", column)] = (bad, what)
@@ -359,6 +423,9 @@ class _Window(EvalContext):
 
     def not_empty(self):
         return self._slice(self._parent.not_empty())
+
+    def bounds_notes(self):
+        return self._slice(self._parent.bounds_notes())
 
     def window(self, start, stop):
         return _Window(self._parent, self._start + start, self._start + stop)

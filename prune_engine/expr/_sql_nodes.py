@@ -89,7 +89,10 @@ def _float_kind(e: n.Expr) -> str | None:
 
 
 def _as_float(e: n.Expr, to: pa.DataType) -> n.Expr:
-    """An exact numeric literal cast to the float type ``to`` (others unchanged)."""
+    """An exact numeric literal, or a text literal (engines cast text to the common type),
+    cast to the float type ``to`` (others unchanged)."""
     if isinstance(e, n.Literal) and isinstance(e.value, (int, decimal.Decimal)) and not isinstance(e.value, bool):
         return n.Literal(float(e.value)) if pa.types.is_float64(to) else n.Cast(e, to)
+    if isinstance(e, n.Literal) and isinstance(e.value, str) and e.type is None:
+        return n.Cast(e, to)
     return e

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from prune_engine.errors import IndexCorruptError
 from prune_engine.ngram.format import (
     BLOCK_BYTES, FOLD_LOWER, KIND_EXACT, KIND_SBBF, MAX_GRAM_SIZE, TRAILER_BYTES, VERSION,
     header_bytes,
@@ -95,16 +96,25 @@ def read_directory(offsets: np.ndarray, data: np.ndarray, valid: np.ndarray):
     per section, in a plain and a folded row, its kind (-1: nothing to probe, for null and bad
     entries and a missing section), count and payload position in ``data``.
 
-    An entry is CORRUPT unless it has one or two sections of distinct folds, each exact or a
-    filter of at least one block, whose payloads end where the trailer begins, and the trailer
-    is the checksum of the bytes before it.
+    An entry is CORRUPT unless its offsets lie inside ``data`` and it has one or two sections
+    of distinct folds, each exact or a filter of at least one block, whose payloads end where
+    the trailer begins, and the trailer is the checksum of the bytes before it. Every position
+    handed to a kernel (the entries' bytes here, the payloads a probe reads) is checked first:
+    the kernels do not check bounds. Offsets of another length than ``valid`` + 1 are an
+    :class:`~prune_engine.errors.IndexCorruptError`.
     """
     from prune_engine.ngram import _kernels as K
 
     n = len(valid)
+    if len(offsets) != n + 1:
+        raise IndexCorruptError(f"n-gram index chunk of {n} entries has {len(offsets)} offsets, "
+                                f"not {n + 1}")
     start = np.asarray(offsets[:-1], np.int64)
     length = np.diff(np.asarray(offsets, np.int64))
-    long_enough = valid & (length >= _SHORTEST)
+    # the entry's bytes lie inside the data buffer (as they do in any valid Arrow array; an
+    # array built over raw buffers need not be one): only then is a byte of it read
+    inside = (start >= 0) & (length >= 0) & (start <= len(data) - length)
+    long_enough = valid & inside & (length >= _SHORTEST)
     words = np.zeros((5, n), np.uint64)  # (checksum, byte 0-7, 8-15, 16-19, trailer)
     K.checksums(K.ro(data, np.uint8), K.ro(offsets, np.int64), K.ro(long_enough, np.bool_),
                 *words)

@@ -178,7 +178,13 @@ def encode_entry(gram_size: int, sections: Sequence[tuple]) -> bytes:
 
 
 def decode_entry(blob: bytes, container=None) -> Entry:
-    """Parse and verify one entry; :class:`IndexCorruptError` names ``container`` when bad."""
+    """Parse and verify one entry; :class:`IndexCorruptError` names ``container`` when bad.
+
+    Every count and length is checked against the entry's size before a byte is unpacked.
+    The rules are the directory's (:mod:`.directory`), whose verdicts tests compare with this
+    decoder's: one or two sections of distinct folds, each exact or a filter of at least one
+    block, ending where the trailer starts, and the trailer the checksum of what precedes it.
+    """
     def fail(why: str):
         raise IndexCorruptError(f"n-gram index of container {container!r}: {why}", container)
 
@@ -198,6 +204,8 @@ def decode_entry(blob: bytes, container=None) -> Entry:
         kind, fold, _, count = struct.unpack_from("<BBHI", blob, 4 + 8 * i)
         if kind not in (KIND_EXACT, KIND_SBBF) or fold not in (FOLD_NONE, FOLD_LOWER):
             fail("malformed section table")
+        if kind == KIND_SBBF and count == 0:
+            fail("a filter of no block")
         size = payload_bytes(kind, count)
         if pos + size > len(blob) - TRAILER_BYTES:
             fail("sections overrun the entry")
@@ -210,6 +218,8 @@ def decode_entry(blob: bytes, container=None) -> Entry:
         pos += size
     if pos != len(blob) - TRAILER_BYTES:
         fail("trailing bytes after the sections")
+    if len({s.fold for s in sections}) < len(sections):
+        fail("two sections of the same fold")
     return Entry(gram_size, tuple(sections))
 
 

@@ -5,11 +5,21 @@ What is read, in order:
 
 1. the source is listed as ``collect_stats`` lists it (a directory with Hive ``key=value``
    folders, a glob, a list of paths, or a ``pyarrow.dataset.Dataset`` with its filesystem);
+   but given statistics of a table format's snapshot (``pe.stats_from_delta``,
+   ``pe.stats_from_iceberg``: :mod:`prune_engine.stats.snapshot`), the files are the
+   snapshot's live files under the source, and no other: a file that a delete, an update,
+   a compaction or an overwrite removed from the table is not read, though it stays in the
+   folder until ``VACUUM`` or snapshot expiry; Delta's partition values are the log's;
 2. every file's footer, once (its schema; the metadata object is reused for the read), but
    for the files whose schema and row group count the given statistics recorded, unchanged
    since (:mod:`prune_engine.stats.footers`): those are opened only if read. The schemas
    unify by field id, else by name (:mod:`~prune_engine.scanning.schema`), and the
-   partition keys become columns;
+   partition keys become columns; but a snapshot's schema is its table's, whatever its
+   files hold (:class:`~prune_engine.stats.snapshot.TableColumns`: the table's names,
+   types and column order, so a file written before a rename, an added or dropped column
+   or a type widening reads as the table reads it): a column-mapped Delta table's files
+   name their fields by physical names, and what is read from them is renamed to the
+   table's names before anything else sees it; Iceberg's files match by field id;
 3. with ``where``: the statistics (``stats=``, or ``collect_stats`` of the columns the
    predicate names), pruned with ``pe.prune`` (:mod:`~prune_engine.scanning.pruning`: element
    predicates too); a file the statistics do not describe, or that changed since (size or
@@ -17,12 +27,23 @@ What is read, in order:
 4. per file, only the kept row groups, and of those only the Parquet leaf columns under the
    selected paths (``ParquetFile.reader.read_row_groups`` with column indices: a struct's
    unselected children and a list's unselected element fields are never read from disk),
-   files in parallel threads.
+   files in parallel threads; INT96 timestamps as microseconds (Spark's unit: years past
+   2262 keep their value);
+5. for a snapshot, its deletes: the Iceberg position delete files that may name a file
+   read are read once, and their rows dropped (positions count from the file's first row,
+   whatever row groups are read); a file read whose live rows cannot be told (a Delta
+   deletion vector, an Iceberg equality delete) stops the scan before any row is read, with
+   a :class:`ScanError` naming it (a file the predicate prunes is never read, and needs
+   nothing).
+
+A file that cannot be read (its footer, its pages, a value its column's unified type cannot
+hold) is a :class:`ScanError` whose one-line message names the file.
 
 What is kept: the rows for which ``where`` is TRUE with SQL semantics
 (:mod:`~prune_engine.scanning.rows`), with the selected columns in the promised shape
-(:mod:`~prune_engine.scanning.shape`). The result equals reading every row of every file,
-filtering with DuckDB and selecting the same paths; which row groups were skipped never shows
+(:mod:`~prune_engine.scanning.shape`). The result equals reading every row of every file
+(of a snapshot: every live row of its files), filtering with DuckDB and selecting the same
+paths; which row groups were skipped never shows
 in it (a wrong prune would, and the tests compare with DuckDB to show it does not happen).
 
 >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
@@ -45,7 +66,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from prune_engine.api import OnInvalid, Predicate, Source, Stats
-from prune_engine.errors import ColumnPathError, ScanError
+from prune_engine.errors import ColumnPathError, ScanError, about
 from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
 from prune_engine.scanning.paths import (FieldPath, PathLike, add_path, resolve, resolve_names,
@@ -55,12 +76,15 @@ from prune_engine.compiler.topk import OrderBy
 from prune_engine.scanning import order
 from prune_engine.scanning.pruning import scan_codes
 from prune_engine.scanning.rows import RowFilter
-from prune_engine.scanning.schema import file_columns, unify_schemas
+from prune_engine.scanning.schema import file_columns, read_footer, same_schema, unify_schemas
 from prune_engine.scanning.shape import conform_table, extract
 from prune_engine.stats import footers as footer_record
 from prune_engine.stats import layout
 from prune_engine.stats.collect import collect_stats
-from prune_engine.stats.listing import identify, list_source, partition_arrays, unchanged
+from prune_engine.stats.listing import (Listing, identify, list_source, partition_arrays,
+                                        unchanged)
+from prune_engine.stats.snapshot import (Snapshot, TableColumns, location_key,
+                                         read_position_deletes, table_snapshot)
 from prune_engine.stats.table import StatsTable, as_stats_table
 
 __all__ = ["scan", "scan_batches", "ScanSummary"]
@@ -77,6 +101,9 @@ class _File:
     partitions: dict  # name -> pa.Scalar
     num_row_groups: int = 0
     row_groups: list[int] | None = None  # None until planned; [] = nothing to read
+    #: the schema its footer gives (``schema`` names its fields as the table does, when
+    #: they differ: Delta column mapping)
+    footer_schema: pa.Schema | None = None
 
 
 @dataclass
@@ -109,15 +136,20 @@ class _Plan:
 
     def __init__(self, source, where, columns, stats, flatten: bool, threads: int | None,
                  on_invalid: str, filesystem=None, order_by=None, described_only=False):
-        listing = list_source(source, filesystem)
+        stats = as_stats_table(stats) if stats is not None else None
+        #: the table-format snapshot the statistics describe (None: a folder of files)
+        self.snapshot: Snapshot | None = table_snapshot(stats) if stats is not None else None
+        #: the snapshot's columns: the schema read, and how its files name them
+        self.columns: TableColumns | None = \
+            self.snapshot.columns if self.snapshot is not None else None
+        listing, parts = self._listing(source, filesystem, stats)
         self.described_only = described_only  # skip files the statistics do not name
         self.filesystem = listing.filesystem
         self.threads = threads or min(8, os.cpu_count() or 2)
-        stats = as_stats_table(stats) if stats is not None else None
         self.changed, same = self._identities(listing, stats) if stats is not None \
             else (set(), set())
-        self.files = self._open(listing, stats, same)
-        self.schema = self._unify()
+        self.files = self._open(listing, stats, same, parts)
+        self.schema = self._unify(stats)
         self.rows = RowFilter(to_expr(where), self.schema) if where is not None else None
         self.paths = self._projection(columns)
         self.flatten = flatten
@@ -145,40 +177,82 @@ class _Plan:
         #: the units read so far by an ordered or limited scan (None: a full scan)
         self.units_read: list[Unit] | None = None
         self._plan_row_groups(listing, stats, source, on_invalid, filesystem)
+        #: per file read (its location key): the row positions its delete files delete
+        self.deleted = self._snapshot_deletes(filesystem)
 
     # footers and schema -------------------------------------------------------------------
-    def _open(self, listing, stats: StatsTable | None, same: set) -> list[_File]:
+    def _listing(self, source, filesystem, stats: StatsTable | None
+                 ) -> tuple[Listing, list[dict]]:
+        """The files to read and, per file, its partition values (name -> scalar).
+
+        A folder of files: the source's listing, with its Hive ``key=value`` folders. A
+        table format's snapshot (:mod:`prune_engine.stats.snapshot`): the live files the
+        source covers (a file removed from the table but still on disk is not read), with
+        the partition values the table records for them (Delta's; Iceberg's data files hold
+        their partition columns)."""
+        snap = self.snapshot
+        if snap is None:
+            listing = list_source(source, filesystem)
+            typed = partition_arrays(listing.files, listing.typed)
+            return listing, [{k: v[i] for k, v in typed.items()}
+                             for i in range(len(listing.files))]
+        paths = snap.covered(source, filesystem)
+        if not paths:
+            if snap.paths:
+                raise ScanError(f"none of the {len(snap.paths)} data files of the {snap.format} "
+                                f"snapshot that the statistics describe is under {source!r} "
+                                f"(the first: {snap.paths[0]}): scan the table's folder",
+                                str(source))
+            return Listing([], None), []
+        listing = list_source(paths, filesystem)
+        if len(listing.files) != len(paths):
+            raise ScanError(f"the {snap.format} statistics name {len(paths)} data files under "
+                            f"{source!r}, which list as {len(listing.files)} files: a path "
+                            "they name is a folder", str(source))
+        return listing, [dict(snap.partitions.get(location_key(p), {})) for p in paths]
+
+    def _open(self, listing, stats: StatsTable | None, same: set, parts: list[dict]
+              ) -> list[_File]:
         """The files, with their schemas and row group counts: recorded by the statistics
         for the files whose identity is the one recorded (``same``; their footers are not
-        opened: :mod:`prune_engine.stats.footers`), read from the footers of the others."""
+        opened: :mod:`prune_engine.stats.footers`), read from the footers of the others
+        (:func:`~prune_engine.scanning.schema.read_footer`: INT96 as microseconds)."""
         def read(f):
             try:
-                return pq.read_metadata(f.location, filesystem=self.filesystem)
+                return read_footer(f.location, self.filesystem)
             except (OSError, pa.ArrowException, ValueError) as e:
-                raise ScanError(f"{f.path}: not a readable Parquet file: {e}", f.path) from None
+                if isinstance(e, FileNotFoundError) and self.snapshot is not None:
+                    raise ScanError(about(f.path, f"a data file of the {self.snapshot.format} "
+                                          "snapshot is gone (removed by a VACUUM or a snapshot "
+                                          "expiry?)"), f.path) from None
+                raise ScanError(about(f.path, f"not a readable Parquet file: {e!s:.300}"),
+                                f.path) from None
 
         known = footer_record.read(stats.metadata) if stats is not None else {}
         known = {p: v for p, v in known.items() if p in same}
         opened = [f for f in listing.files if f.path not in known]
         with ThreadPoolExecutor(self.threads) as pool:
             metas = dict(zip((f.path for f in opened), pool.map(read, opened)))
-        parts = partition_arrays(listing.files, listing.typed)
         out = []
         for i, f in enumerate(listing.files):
-            meta = metas.get(f.path)
+            meta, schema = metas.get(f.path, (None, None))
             if meta is None:
                 schema, row_groups = known[f.path]
             else:
-                try:
-                    schema, row_groups = meta.schema.to_arrow_schema(), meta.num_row_groups
-                except (pa.ArrowException, ValueError) as e:
-                    raise ScanError(f"{f.path}: no Arrow schema for its Parquet schema: {e}",
-                                    f.path) from None
-            out.append(_File(f.path, f.location, meta, schema,
-                             {k: v[i] for k, v in parts.items()}, row_groups))
+                row_groups = meta.num_row_groups
+            named = self.columns.named(schema) if self.columns is not None else schema
+            out.append(_File(f.path, f.location, meta, named, parts[i], row_groups,
+                             footer_schema=schema))
         return out
 
-    def _unify(self) -> pa.Schema:
+    def _unify(self, stats: StatsTable | None) -> pa.Schema:
+        """The schema read: a table format's snapshot's own (its names, types and
+        partition columns, whatever its files hold), else the files' schemas unified with
+        their partition keys."""
+        if self.columns is not None:
+            return self.columns.reader_schema
+        if not self.files and self.snapshot is not None and stats is not None:
+            return _described_schema(stats)  # an empty snapshot: the columns described
         schema = unify_schemas([f.schema for f in self.files])
         extra = []
         for name, value in (self.files[0].partitions.items() if self.files else []):
@@ -239,6 +313,13 @@ class _Plan:
                                 "container lives (collect_stats makes one)")
         self.codes = (scan_codes(stats, self.rows, on_invalid) if self.rows is not None
                       else classify.everything(stats))
+        if self.snapshot is not None and self.snapshot.has_position_deletes:
+            # num_records counts deleted rows too: a container of a file that position
+            # deletes may name is never "all" (no row count to rely on, the filter runs)
+            self.codes = np.array(self.codes, copy=True)
+            touched = np.array([bool(self.snapshot.position_deletes(p))
+                                for p in table.column(layout.PATH).to_pylist()], bool)
+            self.codes[touched & (self.codes == classify.ALL_CODE)] = classify.SOME_CODE
         changed = self.changed
         by_path: dict[str, list[tuple[int | None, int]]] = {}
         for i, (path, rg) in enumerate(zip(table.column(layout.PATH).to_pylist(),
@@ -270,6 +351,26 @@ class _Plan:
             units.extend(Unit(f, [rg], self.codes[i] == classify.ALL_CODE, i)
                          for rg, i in kept)
         self.units_planned = units
+
+    def _snapshot_deletes(self, filesystem) -> dict[str, np.ndarray]:
+        """For a table format's snapshot: refuse a file to read whose live rows cannot be
+        told (a Delta deletion vector, an Iceberg equality delete, ...), and read the
+        position deletes of the others (:mod:`prune_engine.stats.snapshot`)."""
+        snap = self.snapshot
+        if snap is None:
+            return {}
+        read = [f for f in self.files if f.row_groups]
+        for f in read:
+            why = snap.refusal(f.path)
+            if why is not None:
+                raise ScanError(f"{f.path}: the scan cannot tell which of its rows the "
+                                f"{snap.format} snapshot holds: {why}", f.path)
+        named = {location_key(f.path): snap.position_deletes(f.path) for f in read}
+        named = {k: v for k, v in named.items() if v}
+        if not named:
+            return {}
+        files = list(dict.fromkeys(d for ds in named.values() for d in ds))
+        return read_position_deletes(files, list(named), filesystem)
 
     @staticmethod
     def _identities(listing, stats: StatsTable) -> tuple[set, set]:
@@ -317,22 +418,33 @@ class _Plan:
         the order read (:attr:`read_schema`)."""
         f, row_groups = unit.file, unit.row_groups
         indices = file_columns(self.schema, self.read_trie, f.schema)
+        deleted = self.deleted.get(location_key(f.path)) if self.deleted else None
         try:
-            pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem)
+            pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem,
+                                coerce_int96_timestamp_unit="us")
             try:
                 if f.metadata is None:  # planned from the recorded footer: check it
                     _same_footer(f, pf)
                 data = pf.reader.read_row_groups(row_groups, column_indices=indices,
                                                  use_threads=True)
+                if self.columns is not None:
+                    data = self.columns.rename(data)
+                if deleted is not None:
+                    data = _live_rows(data, pf.metadata, row_groups, deleted, f.path)
             finally:
                 pf.close()
-        except (OSError, pa.ArrowException) as e:
-            raise ScanError(f"{f.path}: cannot read row groups {row_groups}: {e}",
+        except ScanError:
+            raise
+        except (OSError, pa.ArrowException, ValueError) as e:
+            raise ScanError(about(f.path, f"cannot read row groups {_shown(row_groups)}: {e}"),
                             f.path) from None
         for name, value in f.partitions.items():
             if name in self.read_schema.names and name not in data.column_names:
                 data = data.append_column(name, pa.repeat(value, data.num_rows))
-        table = conform_table(data, self.read_schema)
+        try:
+            table = conform_table(data, self.read_schema)
+        except ScanError as e:
+            raise ScanError(about(f.path, str(e)), f.path) from None
         if self.rows is not None and not unit.entire:
             table = table.filter(self._mask(table))
         return table
@@ -374,12 +486,47 @@ class _Plan:
 
 def _same_footer(f: _File, pf: pq.ParquetFile) -> None:
     """A file planned from the statistics' record of its footer (its identity unchanged)
-    must still have that schema and row group count; else the scan stops, saying so."""
-    if pf.metadata.num_row_groups != f.num_row_groups or not pf.schema_arrow.equals(f.schema):
+    must still have that schema and row group count; else the scan stops, saying so. (A
+    record that typed INT96 as nanoseconds, as statistics of older versions did, is the same
+    footer: its values are then cast to nanoseconds, exactly or with a ScanError.)"""
+    if pf.metadata.num_row_groups != f.num_row_groups or \
+            not same_schema(pf, f.footer_schema or f.schema):
         raise ScanError(f"{f.path}: its footer is not the one the statistics recorded, though "
                         "its size and modification time are: the file was rewritten in place "
                         "(pe.update_stats cannot see it either; collect the statistics again)",
                         f.path)
+
+
+def _live_rows(data: pa.Table, metadata: pq.FileMetaData, row_groups: list[int],
+               deleted: np.ndarray, path: str) -> pa.Table:
+    """``data`` (``row_groups`` of a file, read in that order) without the rows at the
+    ``deleted`` positions (counted from the file's first row, across all row groups)."""
+    counts = np.array([metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)],
+                      np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if int(counts[row_groups].sum()) != data.num_rows:
+        raise ScanError(f"{path}: row groups {_shown(row_groups)} gave {data.num_rows} rows, "
+                        f"the footer says {int(counts[row_groups].sum())}", path)
+    positions = np.concatenate([np.arange(starts[rg], starts[rg] + counts[rg], dtype=np.int64)
+                                for rg in row_groups]) if row_groups else np.zeros(0, np.int64)
+    live = ~np.isin(positions, deleted, assume_unique=False)
+    return data if live.all() else data.filter(pa.array(live))
+
+
+def _described_schema(stats: StatsTable) -> pa.Schema:
+    """The columns of an empty snapshot: those the statistics describe (``min_values``),
+    but for lists and maps (their statistics describe elements, not the column's type)."""
+    column = layout.MIN_VALUES if layout.MIN_VALUES in stats.schema.names else None
+    if column is None:
+        return pa.schema([])
+    fields = [f for f in stats.schema.field(column).type
+              if not any(kind for _, _, kind in layout.leaves(pa.struct([f])))]
+    return pa.schema(fields)
+
+
+def _shown(row_groups: list[int]) -> str:
+    return str(row_groups) if len(row_groups) <= 8 else \
+        f"{row_groups[:8]}".rstrip("]") + f", ... ({len(row_groups)} in all)]"
 
 
 def _equality_tests(e: n.Expr) -> tuple[bool, bool]:
@@ -427,7 +574,9 @@ def scan(source: Source, where: Predicate | None = None,
     integer paths ``[2, 0, 1]``); the struct shape is kept with only the selected children,
     unless ``flatten=True``: one top-level column per path, named by joining it with ``_``
     (``_2``, ``_3`` on collisions). ``stats``: the statistics to prune with (default: collected
-    from the footers for the columns ``where`` names). ``threads``: files read at once.
+    from the footers for the columns ``where`` names); statistics of a Delta or Iceberg
+    snapshot also say which files the table holds (only those are read, their deletes
+    applied or refused: see the module doc). ``threads``: files read at once.
     ``return_summary=True`` returns ``(table, ScanSummary)``: the files and row groups of the
     source and how many of them were read. ``on_invalid``: as for :func:`~prune_engine.prune`
     (``"keep"``: a container with impossible statistics is read, with a warning).

@@ -27,6 +27,7 @@ from prune_engine.evaluate.context import EvalContext
 from prune_engine.stats import layout
 from prune_engine.compiler.topk import OrderBy
 from prune_engine.scanning.shape import extract
+from prune_engine.stats.unify import plain_values
 
 #: sort groups: where NULL, NaN and the regular values go
 _LEAD_NULL, _LEAD_NAN, _REGULAR, _TRAIL_NAN, _TRAIL_NULL = range(5)
@@ -35,6 +36,7 @@ _LEAD_NULL, _LEAD_NAN, _REGULAR, _TRAIL_NAN, _TRAIL_NULL = range(5)
 def sort_keys(values: pa.Array, order: OrderBy) -> tuple[np.ndarray, pa.Array]:
     """Per row its group (NULL and NaN first or last, as the order puts them) and value."""
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    values = plain_values(values)  # a dictionary sorts by its values
     group = np.full(len(values), _REGULAR, np.int8)
     group[np.asarray(values.is_null().to_numpy(zero_copy_only=False))] = \
         _LEAD_NULL if order.nulls_first else _TRAIL_NULL

@@ -13,14 +13,17 @@ construct                row semantics (what pyarrow alone would get wrong)
                          says NaN = NaN is false); ``-0.0 = 0.0``; strings by UTF-8
                          bytes; a naive timestamp is UTC against a zoned one; a date
                          against a timestamp is its midnight; a DECIMAL against a
-                         DOUBLE compares as DOUBLE; ``int_col = 2.5`` is FALSE
+                         DOUBLE compares as DOUBLE (the decimal correctly rounded);
+                         decimals and exact literals compare exactly, to 38 digits
+                         and past them; ``int_col = 2.5`` is FALSE
 ``IN (...)``             TRUE if some item is equal, else NULL if ``x`` or an item is
                          NULL, else FALSE (NaN in ``(NaN)``; ``-0.0`` in ``(0.0)``)
 ``IS [NOT] DISTINCT``    NULL-safe equality with the same NaN rule
 ``LIKE``                 case-sensitive, ``%`` ``_`` on characters, no default escape
 ``ILIKE``                ``lower(x) LIKE lower(pattern)``
 ``regexp_matches``       a search (RE2 syntax, as DuckDB)
-``+ - *``, unary ``-``   exact (overflow is an error, not a wrap-around)
+``+ - *``, unary ``-``   exact (overflow is an error, not a wrap-around; decimals
+                         past 38 digits are computed in decimal256)
 date, timestamp text     read as the pruning reads it (years past 9999, ``(BC)``,
                          zones, nanoseconds; no zone is UTC), as the type it is cast
                          or compared to; text finer than that type's unit, or beyond
@@ -75,6 +78,7 @@ from prune_engine.expr import like as likes
 from prune_engine.expr import nodes as n
 from prune_engine.scanning.paths import ELEMENT, FIELD, KEY, FieldPath, resolve_names
 from prune_engine.scanning.shape import list_elements, struct_child
+from prune_engine.stats.unify import plain_values
 
 __all__ = ["RowFilter", "ARRAY_CONTAINS"]
 
@@ -313,7 +317,7 @@ class RowFilter:
         for c in columns:
             fp = self._fp(c, e)
             if fp.through_elements:
-                arrays[c] = _navigate_from(container, fp, last)
+                arrays[c] = plain_values(_navigate_from(container, fp, last))
             else:
                 arrays[c] = frame.column(fp).take(pa.array(parent))
         inner = _Frame(len(parent), None, arrays, row_level=False)
@@ -410,7 +414,9 @@ class RowFilter:
         if isinstance(e, n.Negate):
             v = self._value(e.arg, frame)
             if isinstance(v, Lit):
-                return Lit(-v.value if v.value is not None else None, v.type)
+                value = v.value.copy_negate() if isinstance(v.value, decimal.Decimal) else \
+                    -v.value if v.value is not None else None  # copy_negate: never rounded
+                return Lit(value, v.type)
             return _checked(pc.negate_checked, e, v)
         if isinstance(e, n.Arith):
             a, b = self._value(e.left, frame), self._value(e.right, frame)
@@ -422,7 +428,8 @@ class RowFilter:
                 a = _scalar_for(a, b.type, e)
             if isinstance(b, Lit):
                 b = _scalar_for(b, a.type, e)
-            return _checked(_PC_ARITH[e.op], e, *_align(a, b))
+            return _checked(_PC_ARITH[e.op], e,
+                            *_wide_enough(e.op, *_align(a, b, compare=False)))
         if isinstance(e, n.Cast):
             return _cast(self._value(e.arg, frame), e.to, e)
         raise ScanError(f"the row filter cannot evaluate {e}")  # pragma: no cover - bound
@@ -444,7 +451,7 @@ class _Frame:
             return self._arrays[node]
         key = fp.indices
         if key not in self._cache:
-            self._cache[key] = self._navigate(fp)
+            self._cache[key] = plain_values(self._navigate(fp))
         return self._cache[key]
 
     def elements(self, fp: FieldPath, last: int) -> tuple[pa.Array, np.ndarray]:
@@ -676,16 +683,127 @@ def _infer(lit: Lit, e: n.Expr) -> pa.Scalar:
         raise ScanError(f"{e}: cannot evaluate the literal {v!r}: {err}") from None
 
 
-def _align(a, b):
-    """Make two typed operands comparable with SQL's rules (zones, dates, decimals)."""
+def _align(a, b, compare: bool = True):
+    """Make two typed operands comparable with SQL's rules (zones, dates, decimals);
+    ``compare=False``: operands of arithmetic (decimals keep their own types, whose
+    precision and scale make the result's)."""
     ta, tb = a.type, b.type
     if pa.types.is_timestamp(ta) or pa.types.is_timestamp(tb):
         a, b = _as_utc(a, tb), _as_utc(b, ta)
     elif pa.types.is_decimal(ta) and pa.types.is_floating(tb):
-        a = a.cast(pa.float64())
+        a = _as_double(a)
     elif pa.types.is_floating(ta) and pa.types.is_decimal(tb):
-        b = b.cast(pa.float64())
+        b = _as_double(b)
+    elif pa.types.is_decimal(ta) and _is_int(tb):
+        b = b.cast(_INT_DIGITS[tb.bit_width, pa.types.is_signed_integer(tb)])
+        return _align(a, b, compare)
+    elif _is_int(ta) and pa.types.is_decimal(tb):
+        a = a.cast(_INT_DIGITS[ta.bit_width, pa.types.is_signed_integer(ta)])
+        return _align(a, b, compare)
+    elif compare and pa.types.is_decimal(ta) and pa.types.is_decimal(tb) and \
+            not ta.equals(tb):
+        common = _common_decimal(ta, tb)
+        if common is not None:  # both exactly, in a type that holds both
+            a, b = a.cast(common), b.cast(common)
     return a, b
+
+
+#: the widest decimal128, and decimal256
+_DECIMAL128_DIGITS, _DECIMAL256_DIGITS = 38, 76
+#: the decimal type that holds every value of an integer type (bit width, signed)
+_INT_DIGITS = {(8, True): pa.decimal128(3, 0), (16, True): pa.decimal128(5, 0),
+               (32, True): pa.decimal128(10, 0), (64, True): pa.decimal128(19, 0),
+               (8, False): pa.decimal128(3, 0), (16, False): pa.decimal128(5, 0),
+               (32, False): pa.decimal128(10, 0), (64, False): pa.decimal128(20, 0)}
+
+
+def _decimal_type(precision: int, scale: int) -> pa.DataType | None:
+    if precision <= _DECIMAL128_DIGITS:
+        return pa.decimal128(precision, scale)
+    if precision <= _DECIMAL256_DIGITS:
+        return pa.decimal256(precision, scale)
+    return None
+
+
+def _common_decimal(ta: pa.DataType, tb: pa.DataType) -> pa.DataType | None:
+    """The decimal type that holds every value of both (None: wider than decimal256)."""
+    scale = max(ta.scale, tb.scale)
+    return _decimal_type(max(ta.precision - ta.scale, tb.precision - tb.scale) + scale, scale)
+
+
+def _wide_enough(op: str, a, b):
+    """Decimal operands of ``a op b`` in decimal256 when the exact result needs more than 38
+    digits (pyarrow's decimal128 arithmetic refuses it); others as they are."""
+    ta, tb = a.type, b.type
+    if not (pa.types.is_decimal(ta) and pa.types.is_decimal(tb)):
+        return a, b
+    if op == "*":  # pyarrow's result types: p1 + p2 + 1, and one digit over the wider
+        digits = ta.precision + tb.precision + 1
+    else:
+        digits = max(ta.precision - ta.scale, tb.precision - tb.scale) + \
+            max(ta.scale, tb.scale) + 1
+    if digits <= _DECIMAL128_DIGITS or digits > _DECIMAL256_DIGITS:
+        return a, b
+    return a.cast(pa.decimal256(ta.precision, ta.scale)), \
+        b.cast(pa.decimal256(tb.precision, tb.scale))
+
+
+def _exact_number(v) -> bool:
+    """An exact numeric literal (an int, or a finite Decimal)."""
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, decimal.Decimal) and v.is_finite())
+
+
+def _decimal_literal(op: str, v, t: pa.DataType):
+    """``decimal_col op v`` for an exact literal ``v``, decided exactly: ``(op, scalar of t)``
+    to compare, or a bool when ``v`` is beyond every value of ``t`` or between two of them
+    (``= 2.5`` on a scale-0 column is FALSE; ``< 2.5`` is ``<= 2``; ``> 2.5`` is ``>= 3``).
+    No float and no 28-digit context: a 38-digit decimal is exact.
+
+    >>> _decimal_literal("<", decimal.Decimal("2.5"), pa.decimal128(3, 0))
+    ('<=', <pyarrow.Decimal128Scalar: Decimal('2')>)
+    >>> _decimal_literal("=", 10**38, pa.decimal128(38, 0))
+    False
+    """
+    d = decimal.Decimal(v)
+    room = t.precision - t.scale  # |value| < 10 ** room
+    if d and d.adjusted() >= room:
+        return _BEYOND["high" if d > 0 else "low"][op]
+    step = decimal.Decimal(1).scaleb(-t.scale)
+    context = decimal.Context(prec=t.precision + 2)
+    down = d.quantize(step, rounding=decimal.ROUND_FLOOR, context=context)
+    if down != d:
+        if op in ("=", "!="):
+            return op == "!="
+        if op in ("<", "<="):
+            op, d = "<=", down
+        else:
+            op, d = ">=", d.quantize(step, rounding=decimal.ROUND_CEILING, context=context)
+        if d and d.adjusted() >= room:
+            return _BEYOND["high" if d > 0 else "low"][op]
+    else:
+        d = down
+    return op, pa.scalar(d, t)
+
+
+#: up to this many digits, a decimal's unscaled value and its power of ten are exact doubles
+_EXACT_DOUBLE_DIGITS = 15
+
+
+def _as_double(x):
+    """A decimal array or scalar as the nearest doubles (correctly rounded, as DuckDB casts
+    it; pyarrow's cast can be one step off)."""
+    t = x.type
+    if isinstance(x, pa.Scalar):
+        return pa.scalar(float(x.as_py()) if x.is_valid else None, pa.float64())
+    if t.precision <= _EXACT_DOUBLE_DIGITS and pa.types.is_decimal128(t) and t.scale <= 22:
+        # the unscaled value (the low word: |value| < 2**63) over 10**scale: one rounding
+        words = np.frombuffer(x.buffers()[1], np.int64)[2 * x.offset:2 * (x.offset + len(x))]
+        values = words[::2].astype(np.float64) / (10.0 ** t.scale)
+        return pa.array(values, pa.float64(), mask=np.asarray(
+            x.is_null().to_numpy(zero_copy_only=False), bool) if x.null_count else None)
+    return pa.array([None if v is None else float(v) for v in x.to_pylist()], pa.float64())
 
 
 def _as_utc(x, other: pa.DataType):
@@ -716,6 +834,13 @@ def _compare(op: str, a, b, e: n.Expr):
             rounded = math.floor(v) if op in ("<", "<=") else math.ceil(v)
             op = "<=" if op in ("<", "<=") else ">="
             b = _int_scalar(int(rounded))
+        elif b.type is None and pa.types.is_decimal(a.type) and _exact_number(v):
+            decided = _decimal_literal(op, v, a.type)
+            if isinstance(decided, bool):  # the literal is beyond or between the values
+                return pc.if_else(pc.is_valid(a), pa.scalar(decided),
+                                  pa.scalar(None, pa.bool_())) if isinstance(a, pa.Array) \
+                    else pa.scalar(decided if a.is_valid else None, pa.bool_())
+            op, b = decided
         else:
             outside = _outside(v, a.type) if b.type is None else None
             if outside is not None:  # u8_col < -1: the literal is beyond every value
@@ -871,7 +996,11 @@ def _cast_literal(lit: Lit, to: pa.DataType, e: n.Cast) -> pa.Scalar | Lit:
 
 
 def _decimal_scalar(d: decimal.Decimal, to: pa.DataType, e: n.Cast) -> pa.Scalar:
-    if d != d.quantize(decimal.Decimal(1).scaleb(-to.scale), rounding=decimal.ROUND_DOWN):
+    if d.adjusted() >= to.precision - to.scale and d:
+        raise ScanError(f"{e}: {d} does not fit {to}")
+    context = decimal.Context(prec=to.precision + 2)  # never the 28 digits of the default
+    if d != d.quantize(decimal.Decimal(1).scaleb(-to.scale), rounding=decimal.ROUND_DOWN,
+                       context=context):
         raise ScanError(f"the row filter cannot evaluate {e} exactly: engines round "
                         "differently")
     return pa.scalar(d, to)

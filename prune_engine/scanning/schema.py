@@ -1,7 +1,10 @@
 """The scan's schema: the files' Arrow schemas unified, and each file's part of a selection.
 
 What is read: each file's footer, once (the ``pyarrow.parquet.FileMetaData`` is kept and handed
-to the reader, so a file's footer is never read twice).
+to the reader, so a file's footer is never read twice). A file's Arrow schema is pyarrow's
+(:func:`read_footer`), but for INT96 timestamps (Spark's legacy type): those are read as
+``timestamp[us]``, as Spark reads them, not pyarrow's default ``timestamp[ns]``, whose range
+ends in 2262 (a ``9999-12-31`` "valid until forever" would overflow).
 
 How files match (schema evolution):
 
@@ -12,6 +15,19 @@ How files match (schema evolution):
 - A field missing from a file is read as nulls there; leaf types widen as in
   :func:`prune_engine.stats.unify.unify_types` (int32 to int64, float to double, ...); an
   incompatible change (a list in one file, a struct in another) is a :class:`ScanError`.
+- Some types are one type to the scan, whatever encoding a writer chose
+  (:func:`~prune_engine.stats.unify.plain_type`): a dictionary (pandas' categoricals, Arrow
+  dictionaries) is its values, and ``string``, ``large_string`` and ``string_view`` are one
+  string type (``binary``, ``large_binary`` and ``binary_view`` one binary type). A column of
+  one such type in every file keeps it, but for the views, which are read as ``string`` /
+  ``binary`` (pyarrow cannot filter or take views); where the files differ, the column is the
+  plain type (``string``, or ``large_string`` when a file has that), and every file's values
+  are cast to it.
+- A timestamp column in nanoseconds in some files and a coarser unit in others (INT96, read
+  as microseconds, or Spark's microseconds, against pandas' nanoseconds) is
+  ``timestamp[us]``, as its statistics are (:func:`~prune_engine.stats.unify.unify_types`):
+  Spark's unit, whose range holds every date where nanoseconds end in 2262. A nanosecond
+  value it cannot hold is a :class:`ScanError` when read, never rounded.
 - Structs gain the children of every file; lists and maps unify their elements.
 
 :func:`file_columns` turns a selection (a trie over the unified schema, see
@@ -32,15 +48,46 @@ from __future__ import annotations
 from typing import Sequence
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from prune_engine._arrow_types import is_list_type
 from prune_engine.errors import ScanError, StatsError
 from prune_engine.scanning.paths import WHOLE
-from prune_engine.stats.unify import unify_types
+from prune_engine.stats.snapshot import FIELD_ID
+from prune_engine.stats.unify import plain_type, unify_types
 
-__all__ = ["unify_schemas", "file_columns", "field_id", "match_child"]
+__all__ = ["unify_schemas", "file_columns", "field_id", "match_child", "read_footer",
+           "same_schema"]
 
-FIELD_ID = b"PARQUET:field_id"
+def read_footer(location: str, filesystem=None) -> tuple[pq.FileMetaData, pa.Schema]:
+    """The footer of the Parquet file at ``location`` and the Arrow schema the scan reads it
+    as: pyarrow's, with INT96 leaves ``timestamp[us]`` (the file opened with
+    ``coerce_int96_timestamp_unit="us"``, as the scan reads it). pyarrow's errors pass through.
+
+    >>> import io, datetime as dt, pyarrow.parquet as pq
+    >>> buf = io.BytesIO()
+    >>> pq.write_table(pa.table({"ts": [dt.datetime(9999, 12, 30)]}), buf,
+    ...                use_deprecated_int96_timestamps=True)
+    >>> read_footer(buf)[1].field("ts").type
+    TimestampType(timestamp[us])
+    """
+    pf = pq.ParquetFile(location, filesystem=filesystem, coerce_int96_timestamp_unit="us")
+    try:
+        return pf.metadata, pf.schema_arrow
+    finally:
+        pf.close()
+
+
+def same_schema(pf: pq.ParquetFile, recorded: pa.Schema) -> bool:
+    """Whether ``recorded`` (a schema the statistics recorded for the file) is the schema of
+    the file ``pf`` as the scan reads it, or as older statistics recorded it (INT96 as
+    nanoseconds, pyarrow's default)."""
+    if pf.schema_arrow.equals(recorded):
+        return True
+    try:
+        return pf.metadata.schema.to_arrow_schema().equals(recorded)
+    except (pa.ArrowException, ValueError):
+        return False
 
 
 def field_id(f: pa.Field) -> bytes | None:
@@ -93,13 +140,23 @@ def _unify_field(a: pa.Field, b: pa.Field, where: str) -> pa.Field:
         item = _unify_field(a.type.item_field, b.type.item_field, where + ".value")
         t = pa.map_(key, item)
     else:
-        try:
-            t = unify_types(a.type, b.type, where + ".")
-        except StatsError:
-            raise ScanError(f"column {where} changes type across files: {a.type} vs "
-                            f"{b.type}") from None
+        t = _unify_leaf(a.type, b.type, where)
     metadata = b.metadata if b.metadata else a.metadata
     return pa.field(b.name, t, a.nullable or b.nullable, metadata)
+
+
+def _unify_leaf(a: pa.DataType, b: pa.DataType, where: str) -> pa.DataType:
+    """The type of a leaf column that is ``a`` in some files and ``b`` in others."""
+    if a.equals(b):
+        return a
+    ta, tb = plain_type(a), plain_type(b)
+    if pa.types.is_timestamp(ta) and pa.types.is_timestamp(tb) and ta.tz == tb.tz and \
+            ta.unit != tb.unit and "ns" in (ta.unit, tb.unit):
+        return pa.timestamp("us", ta.tz)  # every date, as Spark (see the module doc)
+    try:
+        return unify_types(ta, tb, where + ".")
+    except StatsError:
+        raise ScanError(f"column {where} changes type across files: {a} vs {b}") from None
 
 
 def _unify_fields(old: list[pa.Field], new: list[pa.Field], where: str) -> list[pa.Field]:
@@ -123,7 +180,28 @@ def unify_schemas(schemas: Sequence[pa.Schema]) -> pa.Schema:
             continue
         seen.add(key)
         fields = _unify_fields(fields, list(schema), "")
-    return pa.schema(fields)
+    return pa.schema([_without_views(f) for f in fields])
+
+
+def _without_views(f: pa.Field) -> pa.Field:
+    """``f`` with its string and binary views (at any depth) as ``string`` / ``binary``."""
+    t = f.type
+    if t in _VIEWS:
+        return f.with_type(_VIEWS[t])
+    if pa.types.is_struct(t):
+        return f.with_type(pa.struct([_without_views(c) for c in t]))
+    if pa.types.is_map(t):
+        return f.with_type(pa.map_(_without_views(t.key_field), _without_views(t.item_field)))
+    if is_list_type(t) and not _without_views(t.value_field).equals(t.value_field):
+        element = _without_views(t.value_field)
+        if pa.types.is_fixed_size_list(t):
+            return f.with_type(pa.list_(element, t.list_size))
+        return f.with_type(pa.large_list(element) if pa.types.is_large_list(t)
+                           else pa.list_(element))
+    return f
+
+
+_VIEWS = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
 
 
 def _leaf_count(t: pa.DataType) -> int:

@@ -17,7 +17,12 @@ The source is opened as ``pes.read`` opens it, so partition columns, the schema 
 options are Spark's; the ``where`` is read with Spark's meaning (:mod:`._catalyst`). Only
 files that vouch for their rows count from statistics (:mod:`._checked`: there, unchanged,
 listed by Spark now): the result is the count plain Spark gives,
-``spark.read.format(...).load(source).where(where).count()``.
+``spark.read.format(...).load(source).where(where).count()``. Given statistics of a table
+format's snapshot, the count is the snapshot's, as for ``pes.read`` (:mod:`._read`): only its
+live files are read or counted, and a count that needs a file with deletes (whose
+``num_records`` counts deleted rows, and which Spark cannot apply) is refused; a
+column-mapped Delta table and an Iceberg table are counted in their own columns (the
+``where`` names them), as ``pes.read`` reads them (:mod:`._mapped`).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ import numpy as np
 import pyarrow as pa
 
 from prune_engine.errors import PruneEngineError
-from prune_engine.stats.table import StatsTable
+from prune_engine.stats.table import StatsTable, as_stats_table
 from prune_engine.spark._checked import Missing, check_files
+from prune_engine.spark._mapped import mapped_read
 from prune_engine.spark._read import (PruneSummary, names_source, prune_files, statistics,
                                      where_predicate)
 from prune_engine.spark._source import source_frame
@@ -57,11 +63,14 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
     """
     import prune_engine as pe
 
-    base = source_frame(spark, source, format, options, schema)
+    mapped = mapped_read(spark, source, as_stats_table(stats) if stats is not None else None,
+                         format, options, schema)
+    base = mapped.source(spark, source, options, schema) if mapped else \
+        source_frame(spark, source, format, options, schema)
     summary = PruneSummary()
     stats = statistics(spark, source, stats, summary, base)
     started = time.perf_counter()
-    expr = where_predicate(base, where, stats)
+    expr = where_predicate(mapped.stand_in(spark) if mapped else base, where, stats)
     files = check_files(base, stats, missing)
     vouching = files.vouching()
     subset = StatsTable(stats.table.filter(pa.array(vouching)), stats.metadata)
@@ -77,7 +86,8 @@ def count(spark, source, where=None, stats: StatsTable | pa.Table | None = None,
                                "statistics is not exact")
     summary.from_statistics = int(counted.values["COUNT(*)"])
     frame, summary = prune_files(base, stats, expr, files, keep=~answered, started=started,
-                                 summary=summary, lineage=names_source(source, where))
+                                 summary=summary, lineage=names_source(source, where),
+                                 mapped=mapped)
     rows = 0
     if summary.files_read:
         filtered = frame if where is None else frame.where(where)

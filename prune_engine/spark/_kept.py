@@ -202,7 +202,7 @@ def exclude(base, pruned: list[str]):
     ``isin`` of string literals (Connect: one plan message, however many)."""
     from prune_engine.spark._files import spark_file_path
 
-    column = _file_path_column(base)
+    column = file_path_column(base)
     if is_connect(base):
         return base.where(~column.isin([spark_file_path(f) for f in pruned]))
     jvm = base.sparkSession._jvm
@@ -213,7 +213,8 @@ def exclude(base, pruned: list[str]):
     return base.where(~inside)
 
 
-def _file_path_column(df):
+def file_path_column(df):
+    """The ``_metadata.file_path`` column of a DataFrame read from files."""
     if hasattr(df, "metadataColumn"):
         return df.metadataColumn("_metadata")["file_path"]
     return functions(df).col("_metadata.file_path")

@@ -23,7 +23,23 @@ What happens, all on the driver before Spark plans the scan:
    ``where``, ``order_by`` and ``limit`` are applied as ordinary Spark operations.
 
 So the result is ``spark.read.format(...).load(source).where(where)`` minus the rows of files
-proven to hold none: always the same rows. With ``order_by`` and ``limit`` it is
+proven to hold none: always the same rows.
+
+Statistics of a table format's snapshot (``pe.stats_from_delta``, ``pe.stats_from_iceberg``:
+:mod:`prune_engine.stats.snapshot`) name the snapshot's live files, and Spark then reads those
+only: a file in the table's folder that the snapshot does not hold (removed by a delete, an
+update, a compaction or an overwrite, still on disk until ``VACUUM`` or snapshot expiry) is
+excluded as a pruned file is, so the rows are the snapshot's. A column-mapped Delta table
+is read in its own columns (logical names, its types, partition values from its log), not
+its files' physical ones, and an Iceberg table whose schema is known in its schema at the
+snapshot (its files matched by field id, read in groups of one naming: a renamed column
+under its new name, a dropped one gone, an added one null in older files, a promoted one
+in its new type), with the ``where`` and ``order_by`` naming the table's columns
+(:mod:`._mapped`). Spark's Parquet reader cannot
+apply deletes that leave a file in place (Delta deletion vectors, Iceberg delete files): a
+read that would need a file with such deletes (one the ``where`` does not prune) is refused
+with a :class:`~prune_engine.ScanError` naming it, and so is one that needs a live file that
+is gone (vacuumed), before Spark runs anything. With ``order_by`` and ``limit`` it is
 ``....where(where).orderBy(...).limit(k)`` over the kept files, whose sort keys are those of
 plain Spark's first ``k`` rows (rows that tie on every sort key may be others, as they may
 between two runs of plain Spark). A file the statistics do not know (added after
@@ -46,10 +62,14 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import pyarrow as pa
 
+from prune_engine.errors import ScanError
 from prune_engine.expr import nodes as n
+from prune_engine.stats.snapshot import location_key, read_position_deletes, table_snapshot
 from prune_engine.stats.table import StatsTable, as_stats_table
-from prune_engine.spark._checked import CheckedFiles, Missing, check_files
+from prune_engine.spark._checked import CheckedFiles, Missing, check_files, container_files
+from prune_engine.spark._files import file_key
 from prune_engine.spark._kept import kept_frame
+from prune_engine.spark._mapped import MappedRead, mapped_read
 from prune_engine.spark._source import is_dataframe, source_frame
 
 if TYPE_CHECKING:
@@ -64,6 +84,8 @@ class PruneSummary:
 
     ``files_total``: files Spark lists for the source; ``files_pruned``: files excluded
     before Spark plans the scan; ``files_read`` the rest. ``bytes_skipped``: their sizes.
+    ``not_in_snapshot``: of the pruned, the files Spark lists that the table-format
+    snapshot of the statistics does not hold (removed from the table, still on disk).
     ``changed`` / ``missing``: files read because they changed since the statistics were
     collected, and files the statistics name that are gone. ``prune_seconds``: driver time
     in prune_engine (reading the ``where``, ``pe.prune``, checking files, building the
@@ -87,6 +109,7 @@ class PruneSummary:
     predicate: str = ""
     limit: str = ""
     from_statistics: int = 0
+    not_in_snapshot: int = 0
     join_keys: dict[str, Any] = field(default_factory=dict)
     not_pruned: str = ""
     statistics: dict[str, Any] = field(default_factory=dict)
@@ -135,7 +158,9 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     ``where``: Spark SQL text (read by Spark: backticks, ``<=>``, ``rlike``,
     ``timestamp'...'`` in the session time zone, ...) or a pyspark ``Column``; None: every
     row. ``stats``: statistics of the source's files (``pe.collect_stats``, :func:`collect_stats`,
-    :func:`stats_from_dataframe`, or a saved table); ``None`` uses the statistics saved for
+    :func:`stats_from_dataframe`, or a saved table; ``pe.stats_from_delta`` /
+    ``pe.stats_from_iceberg`` of a table whose folder is the source: then only the snapshot's
+    live files are read, see the module doc); ``None`` uses the statistics saved for
     this source, refreshed for new, changed and gone files (the first call collects and saves
     them with a Spark job; see :mod:`prune_engine.spark._saved`). ``options``/``schema`` go to Spark's reader.
 
@@ -167,25 +192,66 @@ def read(spark, source, where=None, stats: StatsTable | pa.Table | None = None, 
     from prune_engine.spark._order import sort_items
 
     check_limit(limit)
-    base = source_frame(spark, source, format, options, schema)
+    mapped = mapped_read(spark, source, as_stats_table(stats) if stats is not None else None,
+                         format, options, schema)
+    base = mapped.source(spark, source, options, schema) if mapped else \
+        source_frame(spark, source, format, options, schema)
     summary = PruneSummary()
     stats = statistics(spark, source, stats, summary, base)
     started = time.perf_counter()
-    expr = where_predicate(base, where, stats)
-    items = sort_items(base, order_by) if order_by is not None else []
+    table = mapped.stand_in(spark) if mapped else base  # what the where and order name
+    expr = where_predicate(table, where, stats)
+    items = sort_items(table, order_by) if order_by is not None else []
     files = check_files(base, stats, missing)
     keep = None
     if limit is not None:
-        keep, summary.limit = limit_keep(base, stats, expr, items, limit, files)
+        keep, summary.limit = limit_keep(table, stats, expr, items, limit, files)
     pruned, summary = prune_files(base, stats, expr, files, keep=keep, started=started,
                                   summary=summary,
-                                  lineage=names_source(source, where, order_by))
+                                  lineage=names_source(source, where, order_by), mapped=mapped)
     result = pruned if where is None else pruned.where(where)
     if items:
         result = result.orderBy(*[i.column for i in items])
     if limit is not None:
         result = result.limit(limit)
     return (result, summary) if return_summary else result
+
+
+def outside_snapshot(stats: StatsTable, files: CheckedFiles, mask: np.ndarray) -> list[str]:
+    """For statistics of a table format's snapshot: the files Spark lists that the snapshot
+    does not hold (keys), to exclude from the read, after refusing (:class:`ScanError`) a
+    read that needs a live file Spark cannot read the snapshot's rows of: ``mask`` (per
+    container, what the ``where`` keeps) keeps a container of a file with deletes Spark
+    cannot apply, or of a live file that is gone. [] for other statistics."""
+    snap = table_snapshot(stats)
+    if snap is None:
+        return []
+    paths, _ = container_files(stats)
+    kept = files.kept(mask)
+    gone = set(files.gone)
+    needed = [(p, k) for p, k, keep, inside in zip(paths, files.keys, kept, files.inside)
+              if keep and inside]
+    for path, key in needed:
+        why = snap.refusal(path) or ("the file is gone (a VACUUM or snapshot expiry removed "
+                                     "it)" if key in gone else None)
+        if why is not None:
+            _refuse(snap.format, path, why)
+    deletes = {location_key(p): snap.position_deletes(p) for p, _ in needed}
+    deletes = {k: v for k, v in deletes.items() if v}
+    if deletes:
+        found = read_position_deletes({d for v in deletes.values() for d in v},
+                                      list(deletes))
+        for path, _ in needed:
+            if location_key(path) in found:
+                _refuse(snap.format, path, "Iceberg position deletes delete rows of it")
+    live = set(files.keys)
+    return [k for k in dict.fromkeys(file_key(u) for u in files.listed) if k not in live]
+
+
+def _refuse(kind: str, path: str, why: str) -> None:
+    reader = "spark.read.format('delta')" if kind == "delta" else "an Iceberg catalog"
+    raise ScanError(f"{path}: Spark's Parquet reader cannot tell which of its rows the {kind} "
+                    f"snapshot holds: {why}; read the table through {reader}", path)
 
 
 def names_source(source, *columns) -> bool:
@@ -219,32 +285,37 @@ def where_predicate(base, where, stats) -> n.Expr:
 
 def prune_files(base, stats, expr, files: CheckedFiles, *, keep: np.ndarray | None = None,
                 started: float | None = None, summary: PruneSummary | None = None,
-                lineage: bool = False):
+                lineage: bool = False, mapped: "MappedRead | None" = None):
     """``base`` without the files whose containers ``expr`` prunes (and, when given, ``keep``
     does not keep), as ``(DataFrame, PruneSummary)``; ``files``: the statistics' files as
     :func:`~prune_engine.spark._checked.check_files` found them; ``lineage``: the caller's
-    Columns name ``base`` itself (:func:`~prune_engine.spark._kept.kept_frame`). The shared
-    last step of ``read``, ``join`` and ``count``."""
+    Columns name ``base`` itself (:func:`~prune_engine.spark._kept.kept_frame`); ``mapped``:
+    the files are read as the table's rows (:mod:`._mapped`; ``base`` is then the source it
+    opened). The shared last step of ``read``, ``join`` and ``count``."""
     import prune_engine as pe
 
     started = time.perf_counter() if started is None else started
     summary = summary or PruneSummary()
     mask = np.asarray(pe.prune(stats, expr).to_numpy(zero_copy_only=False), dtype=bool)
+    dead = outside_snapshot(stats, files, mask)
     if keep is not None:
         mask &= keep
     summary.predicate = str(expr)
     summary.files_total = len(files.listed)
     summary.missing = list(files.gone)
     pruned, summary.changed = files.excluded(files.kept(mask))
+    summary.not_in_snapshot = len(dead)
+    pruned += dead
     if summary.changed:
         warnings.warn(f"{len(summary.changed)} file(s) changed since the statistics were "
                       f"collected and are read: {', '.join(summary.changed[:5])}",
                       stacklevel=3)
     summary.files_pruned = len(pruned)
     summary.files_read = summary.files_total - len(pruned)
-    summary.bytes_skipped = int(sum(files.sizes[f] for f in pruned))
+    summary.bytes_skipped = int(sum(files.sizes.get(f, 0) for f in pruned))
     with summary.describing(base.sparkSession):  # Spark may list the kept files in a job
-        result = kept_frame(base, pruned, files.listed, files.roots, lineage=lineage)
+        frame = mapped.table_frame if mapped is not None else kept_frame
+        result = frame(base, pruned, files.listed, files.roots, lineage=lineage)
     summary.prune_seconds = time.perf_counter() - started
     log.info("%s", summary)
     return result, summary

@@ -9,8 +9,13 @@ bytes of a string, bytes, fixed, float or double start). A null reached through 
 entry with ``pos == -1`` in the union's slot, so the entries of a map's keys and values pair up
 one to one. Unwanted values are skipped at the cost of reading their lengths.
 
-Every read is bounds-checked: malformed data returns a negative status (see ``ERRORS`` in
-``avro``) instead of reading past the buffer.
+Every size, length, count and varint read from ``data`` (and every ``fixed`` size from the
+schema) is checked before it moves the read position, in a form that cannot overflow
+(``size > end - p``, never ``p + size > end``): malformed data returns a negative status (see
+``ERRORS`` in ``avro``) instead of reading outside the buffer. numba checks no index, so this
+is the kernel's whole memory safety. The Python twin of each kernel is its own source run
+uncompiled (``decode.py_func``), where numpy does check every index; the tests run hostile
+inputs through both and require the same answer.
 """
 
 from __future__ import annotations
@@ -23,21 +28,24 @@ NULL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, FIXED, RECORD, ENUM, ARR
     range(13)
 
 # statuses
-OK, TRUNCATED, BAD_VARINT, BAD_LENGTH, BAD_UNION, TOO_DEEP, TRAILING = 0, -1, -2, -3, -4, -5, -6
+OK, TRUNCATED, BAD_VARINT, BAD_LENGTH, BAD_UNION, TOO_DEEP, TRAILING, BAD_BOOLEAN = \
+    0, -1, -2, -3, -4, -5, -6, -7
 
 
 @njit(cache=True, nogil=True)
 def _long(data, p, end):
     """A zigzag varint at ``p``: (value, next position); position -1 past the end, -2 when
-    longer than 10 bytes."""
+    longer than 10 bytes or wider than 64 bits (a 10th byte above 1)."""
     shift = 0
     acc = np.uint64(0)
     while True:
-        if p >= end:
+        if p < 0 or p >= end:
             return 0, -1
         if shift > 63:
             return 0, -2
         b = np.uint64(data[p])
+        if shift == 63 and b > np.uint64(1):
+            return 0, -2
         p += 1
         acc |= (b & np.uint64(0x7F)) << np.uint64(shift)
         if b < np.uint64(0x80):
@@ -90,11 +98,15 @@ def decode(data, count, kinds, args, first, children, slots, root, depth,
                     if left == 0:
                         sp -= 1
                         continue
-                    if left < 0:
+                    if left < 0:  # (checked before negating: -(-2**63) overflows)
+                        if left < -(end - p + 1):
+                            return BAD_LENGTH, n
                         left = -left
                         size, p = _long(data, p, end)
                         if p < 0:
                             return TRUNCATED if p == -1 else BAD_VARINT, n
+                        if size < 0 or size > end - p:
+                            return BAD_LENGTH, n
                     if left > end - p + 1:
                         return BAD_LENGTH, n
                     stack_state[sp - 1] = left
@@ -124,28 +136,37 @@ def decode(data, count, kinds, args, first, children, slots, root, depth,
                 if p >= end:
                     return TRUNCATED, n
                 value = data[p]
+                if value > 1:  # (Avro writes 0 or 1; readers differ on other bytes)
+                    return BAD_BOOLEAN, n
                 p += 1
             elif kind == INT or kind == LONG or kind == ENUM:
                 value, p = _long(data, p, end)
                 if p < 0:
                     return TRUNCATED if p == -1 else BAD_VARINT, n
-            elif kind == FLOAT:
-                p += 4
-            elif kind == DOUBLE:
-                p += 8
+                if kind == ENUM and (value < 0 or value >= args[node]):
+                    return BAD_UNION, n
+            elif kind == FLOAT or kind == DOUBLE:
+                size = 4 if kind == FLOAT else 8
+                if size > end - p:
+                    return TRUNCATED, n
+                p += size
             elif kind == BYTES or kind == STRING:
                 value, p = _long(data, p, end)
                 if p < 0:
                     return TRUNCATED if p == -1 else BAD_VARINT, n
                 if value < 0:
                     return BAD_LENGTH, n
+                if value > end - p:
+                    return TRUNCATED, n
                 start = p
                 p += value
             elif kind == FIXED:
                 value = args[node]
+                if value < 0:
+                    return BAD_LENGTH, n
+                if value > end - p:
+                    return TRUNCATED, n
                 p += value
-            if p > end:
-                return TRUNCATED, n
             if slot >= 0:
                 if n >= out_slot.shape[0]:
                     return BAD_LENGTH, n
@@ -180,7 +201,7 @@ def blocks(raw, p, sync):
             return TRUNCATED if p == -1 else BAD_VARINT, counts[:n], starts[:n], sizes[:n], 0
         if count < 0 or size < 0:
             return BAD_LENGTH, counts[:n], starts[:n], sizes[:n], p
-        if p + size + sync.shape[0] > end:
+        if size > end - p - sync.shape[0]:  # (not p + size > ...: that can overflow)
             return TRUNCATED, counts[:n], starts[:n], sizes[:n], p
         for i in range(sync.shape[0]):
             if raw[p + size + i] != sync[i]:

@@ -13,7 +13,12 @@ field by field, so footers of newer format versions decode too.
   each whole footer).
 
 Malformed bytes raise ``ValueError`` (never a read out of bounds); the caller turns that into a
-per-file error. Unknown values are ``-1``. The plain logic (which bound to trust) is in
+per-file error. numba checks no bounds, so every number read from the bytes is checked before
+it moves a position or indexes an array: a binary length and a list or map size against the
+bytes left (as unsigned 64-bit, so a negative or huge one is refused), nesting against the
+stack, and every read past the end returns the padding zero byte; :func:`select_stats` checks
+that its chunk rows are whole row groups, its leaves inside them and each bound's place inside
+the footer. Unknown values are ``-1``. The plain logic (which bound to trust) is in
 :mod:`prune_engine.stats.parquet`; these kernels only move bytes.
 """
 
@@ -34,13 +39,14 @@ NUM_INFO = 11
 #: slots of a column chunk row
 (C_TYPE, C_NUM_VALUES, C_NULLS, C_MIN_OFF, C_MIN_LEN, C_MAX_OFF, C_MAX_LEN, C_OLD_MIN_OFF,
  C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN, C_CODEC, C_DATA_OFF,
- C_DICT_OFF, C_DICT_ONLY, C_NANS) = range(18)
-NUM_CHUNK = 18
+ C_DICT_OFF, C_DICT_ONLY, C_NANS, C_TOTAL, C_MAX_EXACT, C_MIN_EXACT) = range(21)
+NUM_CHUNK = 21
 
 #: slots of a :func:`select_stats` row
 (S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES, S_BLOOM_OFF,
- S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN, S_NANS) = range(12)
-NUM_SELECTED = 12
+ S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN, S_NANS, S_MIN_EXACT, S_MAX_EXACT, S_START,
+ S_TOTAL) = range(16)
+NUM_SELECTED = 16
 #: Parquet page types of data pages, and the encodings of dictionary-encoded data
 DATA_PAGE, DATA_PAGE_V2 = 0, 3
 PLAIN_DICTIONARY, RLE_DICTIONARY = 2, 8
@@ -326,6 +332,8 @@ def _walk(buf, info, chunks, rows, stack):
                     elem = K_STATS
                 elif fid == 4 and t == T_I32:
                     dest, slot = D_CHUNK, C_CODEC
+                elif fid == 7 and t == T_I64:
+                    dest, slot = D_CHUNK, C_TOTAL
                 elif fid == 9 and t == T_I64:
                     dest, slot = D_CHUNK, C_DATA_OFF
                 elif fid == 11 and t == T_I64:
@@ -347,6 +355,8 @@ def _walk(buf, info, chunks, rows, stack):
                     dest, slot = D_CHUNK, C_NULLS
                 elif fid == 9 and t == T_I64:
                     dest, slot = D_CHUNK, C_NANS
+                elif (fid == 7 or fid == 8) and (t == T_TRUE or t == T_FALSE):
+                    dest, slot = D_CHUNK, C_MAX_EXACT if fid == 7 else C_MIN_EXACT
             elif parent == K_KEY_VALUE:
                 if (fid == 1 or fid == 2) and t == T_BINARY:
                     dest, slot = D_FRAME, _X1 if fid == 1 else _X3
@@ -373,7 +383,10 @@ def _walk(buf, info, chunks, rows, stack):
             elem = stack[at + _ELEM]
         # the value of type t
         if t == T_TRUE or t == T_FALSE:
-            pos += 1 if in_container else 0  # in a struct, the value is in the field header
+            if in_container:
+                pos += 1
+            elif dest == D_CHUNK and k < capacity:  # in a struct, the value is the type
+                chunks[k * NUM_CHUNK + slot] = 1 if t == T_TRUE else 0
         elif t == T_BYTE:
             pos += 1
         elif t == T_I16 or t == T_I32 or t == T_I64:
@@ -450,11 +463,13 @@ def decode_footer(buf):
     cost more than the walk). What is read, by struct (``parquet.thrift`` field ids):
     FileMetaData 2 schema (raw bytes), 3 num_rows, 4 row_groups, 5 key_value_metadata
     (``ARROW:schema``), 6 created_by, 7 column_orders; RowGroup 1 columns, 3 num_rows;
-    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 4 codec, 5 num_values, 9 data_page_offset,
-    11 dictionary_page_offset, 12 statistics, 13 encoding_stats, 14 bloom_filter_offset,
-    15 bloom_filter_length; Statistics 1 max, 2 min (deprecated), 3 null_count, 5 max_value,
-    6 min_value, 9 nan_count (parquet-format 2.13, PARQUET-2249); PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data
-    page is dictionary-encoded, 0 when one is not, -1 without encoding statistics).
+    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 4 codec, 5 num_values,
+    7 total_compressed_size, 9 data_page_offset, 11 dictionary_page_offset, 12 statistics,
+    13 encoding_stats, 14 bloom_filter_offset, 15 bloom_filter_length; Statistics 1 max,
+    2 min (deprecated), 3 null_count, 5 max_value, 6 min_value, 7 is_max_value_exact,
+    8 is_min_value_exact (1 true, 0 false), 9 nan_count (parquet-format 2.13, PARQUET-2249);
+    PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data page is
+    dictionary-encoded, 0 when one is not, -1 without encoding statistics).
     """
     buf = _input(buf)
     stack = _ints(MAX_DEPTH * _FRAME, 0)
@@ -494,13 +509,27 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     bound bytes, and int64[row groups * leaves, NUM_SELECTED] (``S_*``; starts into ``bytes``,
     length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none; the
     codec, the dictionary page's offset and length where every data page uses it, and the
-    NaN count, -1 = none).
+    NaN count, -1 = none; the bounds' exactness flags, 1 / 0, -1 = not said; where the chunk's
+    pages start and their total compressed size, -1 = unknown).
+
+    ``chunks`` must be :func:`decode_footer`'s (whole row groups of ``columns`` chunks, bound
+    places inside ``buf``); anything else raises ``ValueError`` rather than read outside.
     """
-    groups = chunks.shape[0] // columns if columns > 0 else 0
-    buf, chunks = _input(buf), _flat(chunks)
+    buf, flat = _input(buf), _flat(chunks)
     leaf_index, leaf_type = _flat(leaf_index), _flat(leaf_type)
     trust_new, trust_old = _flat(trust_new), _flat(trust_old)
     leaves = len(leaf_index)
+    if columns < 0 or len(flat) % NUM_CHUNK != 0:
+        raise ValueError("malformed chunk rows")
+    rows_in = len(flat) // NUM_CHUNK
+    groups = rows_in // columns if columns > 0 else 0
+    if groups * columns != rows_in or len(leaf_type) != leaves or len(trust_new) != leaves \
+            or len(trust_old) != leaves:
+        raise ValueError("the chunk rows are not whole row groups of the schema's columns")
+    for j in range(leaves):
+        if leaf_index[j] < 0 or leaf_index[j] >= columns:
+            raise ValueError("a leaf index outside the schema's columns")
+    size_of_buf = len(buf)
     n = groups * leaves
     out = _ints(n * NUM_SELECTED, -1)
     source = _ints(n, -1)  # the chunk row's first bound slot
@@ -509,17 +538,22 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
         c = ((k // leaves) * columns + leaf_index[k % leaves]) * NUM_CHUNK
         j = k % leaves
         o = k * NUM_SELECTED
-        if chunks[c + C_TYPE] != leaf_type[j]:
+        if flat[c + C_TYPE] != leaf_type[j]:
             continue
-        out[o + S_NULLS] = chunks[c + C_NULLS]
-        out[o + S_NUM_VALUES] = chunks[c + C_NUM_VALUES]
-        out[o + S_BLOOM_OFF] = chunks[c + C_BLOOM_OFF]
-        out[o + S_BLOOM_LEN] = chunks[c + C_BLOOM_LEN]
-        out[o + S_CODEC] = chunks[c + C_CODEC]
-        out[o + S_NANS] = chunks[c + C_NANS]
+        out[o + S_NULLS] = flat[c + C_NULLS]
+        out[o + S_NUM_VALUES] = flat[c + C_NUM_VALUES]
+        out[o + S_BLOOM_OFF] = flat[c + C_BLOOM_OFF]
+        out[o + S_BLOOM_LEN] = flat[c + C_BLOOM_LEN]
+        out[o + S_CODEC] = flat[c + C_CODEC]
+        out[o + S_NANS] = flat[c + C_NANS]
+        out[o + S_MIN_EXACT] = flat[c + C_MIN_EXACT]
+        out[o + S_MAX_EXACT] = flat[c + C_MAX_EXACT]
+        # the chunk's pages start at its dictionary page, if it has one before its data pages
+        dict_off, data_off = flat[c + C_DICT_OFF], flat[c + C_DATA_OFF]
+        out[o + S_START] = dict_off if 0 < dict_off < data_off else data_off
+        out[o + S_TOTAL] = flat[c + C_TOTAL]
         # the dictionary page of a chunk whose data pages all use it: it lies before them
-        dict_off, data_off = chunks[c + C_DICT_OFF], chunks[c + C_DATA_OFF]
-        if chunks[c + C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
+        if flat[c + C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
             out[o + S_DICT_OFF] = dict_off
             out[o + S_DICT_LEN] = data_off - dict_off
         if use_new:
@@ -528,8 +562,9 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
             source[k] = C_OLD_MIN_OFF if trust_old[j] else -1
         if source[k] >= 0:
             for side in range(2):  # min, then max
-                size = chunks[c + source[k] + 1 + 2 * side]
-                if size >= 0:
+                at = flat[c + source[k] + 2 * side]
+                size = flat[c + source[k] + 1 + 2 * side]
+                if size >= 0 and 0 <= at <= size_of_buf - size:  # a place inside the footer
                     out[o + S_MIN_START + 2 * side] = total
                     out[o + S_MIN_LEN + 2 * side] = size
                     total += size
@@ -540,7 +575,7 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
         for side in range(2):
             size = out[o + S_MIN_LEN + 2 * side]
             start = out[o + S_MIN_START + 2 * side]
-            src = chunks[c + source[k] + 2 * side] if size > 0 else 0
+            src = flat[c + source[k] + 2 * side] if size > 0 else 0
             for i in range(max(size, 0)):
                 data[start + i] = buf[src + i]
     return _bytes(data), _array(out, n * NUM_SELECTED).reshape((n, NUM_SELECTED))

@@ -10,8 +10,13 @@ arrays; all others are skipped. The caller turns the tape into Arrow columns wit
 Supported: every Avro type (named types referenced by name, logical types as their
 underlying type) and every codec of the specification (null, deflate, snappy, bzip2, xz,
 zstandard). A schema that refers to itself is refused. Malformed files (bad magic, a block
-that ends early, a sync marker that does not match, bytes past the last record) raise
-:class:`~prune_engine.errors.StatsError` naming the file; nothing is guessed.
+that ends early, a sync marker that does not match, bytes past the last record, a boolean
+byte other than 0 or 1, an enum index or union branch the schema does not have, a varint
+longer than 10 bytes or wider than 64 bits, a negative ``fixed`` size, more records than
+their bytes can hold, a block that decompresses past :data:`MAX_BLOCK` bytes) raise
+:class:`~prune_engine.errors.StatsError` with a one-line message naming the file (see
+:func:`stats_error`); nothing is guessed, and no input makes the kernel read outside its
+buffers (:mod:`prune_engine.stats._avro`).
 
 >>> raw = _example_file()
 >>> container = read_container(raw, "example.avro")
@@ -28,28 +33,47 @@ import json
 import lzma
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, about
 from prune_engine.stats import _avro as k
 
 __all__ = ["Container", "Flat", "Tape", "decode", "flatten", "ranges", "read_container",
-           "write_container", "zigzag", "text"]
+           "stats_error", "write_container", "zigzag", "text"]
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
+#: the most bytes one block may decompress to (a manifest block holds kilobytes to megabytes;
+#: past this a block is a decompression bomb, not a manifest)
+MAX_BLOCK = 1 << 30
+#: the most records a file may hold when its schema lets a record take no byte at all
+#: (otherwise every record takes at least the schema's minimum size, which bounds the count)
+MAX_EMPTY_RECORDS = 1 << 20
 
 KINDS = {"null": k.NULL, "boolean": k.BOOLEAN, "int": k.INT, "long": k.LONG, "float": k.FLOAT,
          "double": k.DOUBLE, "bytes": k.BYTES, "string": k.STRING}
 
 ERRORS = {k.TRUNCATED: "a record ends past the end of its block",
-          k.BAD_VARINT: "an integer longer than 10 bytes",
+          k.BAD_VARINT: "an integer longer than 10 bytes or wider than 64 bits",
           k.BAD_LENGTH: "a negative or impossible length",
-          k.BAD_UNION: "a union branch the schema does not have",
+          k.BAD_UNION: "a union branch or enum symbol the schema does not have",
           k.TOO_DEEP: "values nested deeper than the schema",
-          k.TRAILING: "bytes after the last record"}
+          k.TRAILING: "bytes after the last record",
+          k.BAD_BOOLEAN: "a boolean byte other than 0 or 1"}
+
+
+def stats_error(name: str, text: str) -> StatsError:
+    """The :class:`StatsError` ``"<name>: <text>"`` (:func:`~prune_engine.errors.about`: one
+    line of at most 400 characters, the name first), naming ``name`` in ``containers``.
+
+    >>> str(stats_error("m.avro", "bad\\n  block"))
+    'm.avro: bad block'
+    >>> len(str(stats_error("x" * 500, "y" * 500))) <= 400
+    True
+    """
+    return StatsError(about(name, text), containers=[name])
 
 
 # ------------------------------------------------------------------------------ container
@@ -58,57 +82,80 @@ ERRORS = {k.TRUNCATED: "a record ends past the end of its block",
 @dataclass(frozen=True)
 class Container:
     """An Avro file's writer schema (parsed JSON, and its text: a key for caches), its
-    records' bytes (all blocks, decompressed, one after the other) and the number of
-    records."""
+    records' bytes (all blocks, decompressed, one after the other), the number of records,
+    and the header's key-value metadata (``avro.schema``, ``avro.codec`` and the writer's
+    own keys, as bytes)."""
 
     schema: object
     data: np.ndarray
     count: int
     schema_text: bytes = b""
+    meta: dict = field(default_factory=dict)
 
 
 def _varint(data: np.ndarray, p: int, name: str) -> tuple[int, int]:
     """A zigzag varint of the header (the kernel's reader)."""
     value, p = k._long(data, p, data.shape[0])
     if p < 0:
-        raise StatsError(f"{name}: not a readable Avro file: a header ends early",
-                         containers=[name])
+        raise stats_error(name, "not a readable Avro file: a header ends early")
     return int(value), p
 
 
 def _bytes(data: np.ndarray, p: int, name: str) -> tuple[bytes, int]:
     size, p = _varint(data, p, name)
-    if size < 0 or p + size > data.shape[0]:
-        raise StatsError(f"{name}: not a readable Avro file: a header ends early",
-                         containers=[name])
+    if size < 0 or size > data.shape[0] - p:
+        raise stats_error(name, "not a readable Avro file: a header ends early")
     return data[p:p + size].tobytes(), p + size
 
 
+def _bounded(out: bytes, more: bool) -> bytes:
+    """``out``, a block decompressed up to ``MAX_BLOCK + 1`` bytes; refused past the limit."""
+    if more or len(out) > MAX_BLOCK:
+        raise ValueError(f"the block decompresses past {MAX_BLOCK} bytes")
+    return out
+
+
 def _decompress(codec: str, payload: bytes, name: str) -> bytes:
+    """One block's records, decompressed (at most :data:`MAX_BLOCK` bytes); any failure is
+    an exception the caller reports as a corrupt block."""
     if codec == "null":
         return payload
-    if codec == "snappy":  # raw snappy (its length a plain varint), then a big-endian CRC-32
+    if codec == "deflate":
+        inflate = zlib.decompressobj(-15)
+        out = _bounded(inflate.decompress(payload, MAX_BLOCK + 1), bool(inflate.unconsumed_tail))
+        if not inflate.eof:
+            raise ValueError("the block's deflate stream ends early")
+        return out
+    if codec == "snappy":  # raw snappy (its length a varint of 32 bits), then a CRC-32
         import pyarrow as pa
 
         size = shift = p = 0
         while payload[p] & 0x80:
             size |= (payload[p] & 0x7F) << shift
             shift, p = shift + 7, p + 1
+            if shift > 28:
+                raise ValueError("the snappy length is longer than 5 bytes")
         size |= payload[p] << shift
+        if size > 32 * len(payload) + 32:  # (snappy expands at most about 21 times)
+            raise ValueError(f"the snappy length {size} exceeds what the block can hold")
+        _bounded(b"", size > MAX_BLOCK)
         out = pa.Codec("snappy").decompress(payload[:-4], decompressed_size=size).to_pybytes()
         if zlib.crc32(out).to_bytes(4, "big") != payload[-4:]:
             raise ValueError("the snappy block's CRC does not match")
         return out
-    if codec == "bzip2":
-        return bz2.decompress(payload)
-    if codec == "xz":
-        return lzma.decompress(payload)
+    if codec in ("bzip2", "xz"):
+        unpack = bz2.BZ2Decompressor() if codec == "bzip2" else lzma.LZMADecompressor()
+        out = unpack.decompress(payload, MAX_BLOCK + 1)
+        if not unpack.eof and unpack.needs_input:
+            raise ValueError("the block's compressed stream ends early")
+        return _bounded(out, not unpack.eof)
     if codec == "zstandard":
         import pyarrow as pa
 
-        return pa.CompressedInputStream(pa.BufferReader(payload), "zstd").read()
-    raise StatsError(f"{name}: Avro codec {codec!r} is not one of the specification's",
-                     containers=[name])
+        stream = pa.CompressedInputStream(pa.BufferReader(payload), "zstd")
+        out = stream.read(MAX_BLOCK + 1)
+        return _bounded(out, False)
+    raise stats_error(name, f"Avro codec {codec!r} is not one of the specification's")
 
 
 def ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -122,7 +169,7 @@ def ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 def read_container(raw: bytes, name: str) -> Container:
     """Parse an Avro object container file: header, schema, codec and every block."""
     if raw[:4] != MAGIC:
-        raise StatsError(f"{name}: not an Avro file (no 'Obj\\x01' magic)", containers=[name])
+        raise stats_error(name, "not an Avro file (no 'Obj\\x01' magic)")
     data = np.frombuffer(raw, np.uint8)
     meta: dict[str, bytes] = {}
     p = 4
@@ -139,36 +186,32 @@ def read_container(raw: bytes, name: str) -> Container:
     sync = raw[p:p + SYNC_SIZE]
     p += SYNC_SIZE
     if len(sync) != SYNC_SIZE:
-        raise StatsError(f"{name}: not a readable Avro file: a header ends early",
-                         containers=[name])
+        raise stats_error(name, "not a readable Avro file: a header ends early")
     try:
         schema = json.loads(meta["avro.schema"])
-    except (KeyError, ValueError) as e:
-        raise StatsError(f"{name}: not a readable Avro file: no schema ({e})",
-                         containers=[name]) from None
+    except (KeyError, ValueError, RecursionError) as e:
+        raise stats_error(name, f"not a readable Avro file: no usable schema "
+                                f"({type(e).__name__}: {e})") from None
     codec = meta.get("avro.codec", b"null").decode("utf-8", "replace")
     status, counts, starts, sizes, at = k.blocks(data, p, np.frombuffer(sync, np.uint8))
     if status != k.OK:
-        raise StatsError(f"{name}: not a readable Avro file: the block at byte {at} is cut "
-                         "short or its sync marker does not match", containers=[name])
+        raise stats_error(name, f"not a readable Avro file: the block at byte {at} is cut "
+                                "short or its sync marker does not match")
     if codec == "null":
         data = data[ranges(starts, sizes)]
     else:
         view = memoryview(raw)
         spans = zip(starts.tolist(), (starts + sizes).tolist())
         try:
-            if codec == "deflate":  # the common codec, without a call per block
-                blocks = [zlib.decompress(view[a:b], -15) for a, b in spans]
-            else:
-                blocks = [_decompress(codec, view[a:b], name) for a, b in spans]
+            blocks = [_decompress(codec, view[a:b], name) for a, b in spans]
             data = np.frombuffer(b"".join(blocks), np.uint8)
         except StatsError:
             raise
         except Exception as e:  # noqa: BLE001 - any codec failure is a corrupt block
-            raise StatsError(f"{name}: not a readable Avro file: a block does not decompress "
-                             f"with {codec} ({e})", containers=[name]) from None
-    total = int(counts.sum())
-    return Container(schema, data, total, meta["avro.schema"])
+            raise stats_error(name, f"not a readable Avro file: a block does not decompress "
+                                    f"with {codec} ({e})") from None
+    total = sum(counts.tolist())  # (Python integers: no overflow)
+    return Container(schema, data, total, meta["avro.schema"], meta)
 
 
 # ------------------------------------------------------------------------------ schema
@@ -185,6 +228,12 @@ class Flat:
     children: np.ndarray
     slots: np.ndarray
     depth: int
+    #: the fewest bytes a record takes (0 for a schema of nulls and empty records)
+    min_size: int = 1
+
+
+#: the fewest bytes a value of each primitive kind takes (a fixed: its size)
+_MIN_SIZE = {k.NULL: 0, k.FLOAT: 4, k.DOUBLE: 8}
 
 
 def _key(schema: dict, default: str):
@@ -206,6 +255,7 @@ def flatten(schema, want: Callable[[tuple], int]) -> Flat:
     first: list[int] = []
     children: list[int] = []
     slots: list[int] = []
+    sizes: list[int] = []  # per node: the fewest bytes its value takes
     named: dict[str, object] = {}
     depth = [1]
 
@@ -214,6 +264,7 @@ def flatten(schema, want: Callable[[tuple], int]) -> Flat:
         args.append(arg)
         first.append(0)
         slots.append(slot)
+        sizes.append(_MIN_SIZE.get(kind, 1) if kind != k.FIXED else arg)
         return len(kinds) - 1
 
     def link(parent: int, child_nodes: list[int]) -> None:
@@ -232,7 +283,9 @@ def flatten(schema, want: Callable[[tuple], int]) -> Flat:
             return walk(named[s], path, slot, level, seen + (s,))
         if isinstance(s, list):
             union = node(k.UNION, len(s), slot)
-            link(union, [walk(b, path, slot, level, seen) for b in s])
+            branches = [walk(b, path, slot, level, seen) for b in s]
+            link(union, branches)
+            sizes[union] = 1 + min((sizes[b] for b in branches), default=0)
             return union
         if not isinstance(s, dict):
             raise ValueError(f"not a schema: {s!r}")
@@ -245,14 +298,19 @@ def flatten(schema, want: Callable[[tuple], int]) -> Flat:
         if t in ("record", "error"):
             fields = s.get("fields", [])
             record = node(k.RECORD, len(fields), -1)
-            link(record, [walk(f["type"], path + (_key(f, f["name"]),),
-                               want(path + (_key(f, f["name"]),)), level + 1, seen)
-                          for f in fields])
+            members = [walk(f["type"], path + (_key(f, f["name"]),),
+                            want(path + (_key(f, f["name"]),)), level + 1, seen)
+                       for f in fields]
+            link(record, members)
+            sizes[record] = sum(sizes[m] for m in members)
             return record
         if t == "enum":
-            return node(k.ENUM, 0, slot)
+            return node(k.ENUM, len(s["symbols"]), slot)
         if t == "fixed":
-            return node(k.FIXED, int(s["size"]), slot)
+            size = s["size"]
+            if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 1 << 31:
+                raise ValueError(f"fixed {s['name']!r} has size {size!r}, not a byte count")
+            return node(k.FIXED, size, slot)
         if t == "array":
             element = path + (_key(s, "element"),)
             array = node(k.ARRAY, 1, -1)
@@ -269,11 +327,12 @@ def flatten(schema, want: Callable[[tuple], int]) -> Flat:
         return walk(t, path, slot, level, seen)  # a primitive with attributes (logicalType)
 
     try:
-        walk(schema, (), want(()), 0, ())
-    except (KeyError, ValueError, TypeError, RecursionError) as e:
-        raise StatsError(f"not a usable Avro schema: {e}") from None
+        root = walk(schema, (), want(()), 0, ())
+    except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as e:
+        text = " ".join(f"{type(e).__name__}: {e}".split())
+        raise StatsError(f"not a usable Avro schema: {text[:300]}") from None
     return Flat(*(np.asarray(a, np.int64) for a in (kinds, args, first, children, slots)),
-                depth=depth[0] + 1)
+                depth=depth[0] + 1, min_size=sizes[root])
 
 
 # ------------------------------------------------------------------------------ records
@@ -319,6 +378,10 @@ class Tape:
 
 def decode(container: Container, flat: Flat, name: str) -> Tape:
     """Walk every record of ``container`` with ``flat``; raise on malformed records."""
+    limit = len(container.data) // flat.min_size if flat.min_size else MAX_EMPTY_RECORDS
+    if not 0 <= container.count <= limit:  # (also keeps the kernel's loop and arrays bounded)
+        raise stats_error(name, f"not a readable Avro file: {container.count} records cannot "
+                                f"fit in {len(container.data)} bytes")
     capacity = len(container.data) + 1
     out_slot = np.empty(capacity, np.int64)
     out_rec = np.empty(capacity, np.int64)
@@ -328,8 +391,7 @@ def decode(container: Container, flat: Flat, name: str) -> Tape:
                          flat.children, flat.slots, 0, flat.depth,
                          out_slot, out_rec, out_int, out_pos)
     if status != k.OK:
-        raise StatsError(f"{name}: not a readable Avro file: {ERRORS[status]}",
-                         containers=[name])
+        raise stats_error(name, f"not a readable Avro file: {ERRORS[status]}")
     slots = int(flat.slots.max(initial=-1)) + 1
     slot = out_slot[:n].astype(np.int16 if slots < 2 ** 15 else np.int64)
     order = np.argsort(slot, kind="stable")  # a radix sort for 16-bit keys
@@ -357,9 +419,10 @@ def text(b: bytes) -> bytes:
 
 
 def write_container(schema, records: bytes, count: int, codec: str = "null",
-                    sync: bytes = bytes(range(16))) -> bytes:
+                    sync: bytes = bytes(range(16)), meta: dict | None = None) -> bytes:
     """An Avro file of one block: ``count`` records already encoded in ``records``,
-    compressed with ``codec`` (for examples and tests; the engine only reads Avro)."""
+    compressed with ``codec``, with the header's ``meta`` besides the schema and codec (for
+    examples and tests; the engine only reads Avro)."""
     if codec == "deflate":
         squeeze = zlib.compressobj(6, zlib.DEFLATED, -15)
         payload = squeeze.compress(records) + squeeze.flush()
@@ -378,8 +441,10 @@ def write_container(schema, records: bytes, count: int, codec: str = "null",
         payload = lzma.compress(records)
     else:
         payload = records
-    header = MAGIC + zigzag(2) + text(b"avro.schema") + text(json.dumps(schema).encode()) \
-        + text(b"avro.codec") + text(codec.encode()) + zigzag(0)
+    extra = {k: v for k, v in (meta or {}).items() if k not in ("avro.schema", "avro.codec")}
+    header = MAGIC + zigzag(2 + len(extra)) + text(b"avro.schema") \
+        + text(json.dumps(schema).encode()) + text(b"avro.codec") + text(codec.encode()) \
+        + b"".join(text(k.encode()) + text(v) for k, v in extra.items()) + zigzag(0)
     return header + sync + zigzag(count) + zigzag(len(payload)) + payload + sync
 
 

@@ -6,14 +6,20 @@ The steps, each a small function below or in the module named:
    ``pyarrow.dataset.Dataset``) with each file's Hive-style ``key=value`` partition folders,
    size and modification time (:mod:`prune_engine.stats.listing`);
 2. read the footers in parallel threads (a progress bar on a terminal), each failure a clear
-   per-file error, or with ``on_error="skip"`` a listed skip whose row has unknown statistics,
-   so that no later query prunes it;
+   per-file error (one line naming the file, whatever the bytes made the reader raise), or
+   with ``on_error="skip"`` a listed skip whose row has unknown statistics, so that no later
+   query prunes it; a bad file never costs another file its statistics;
 3. turn the files of each distinct schema into statistics in one vectorized pass
-   (:mod:`prune_engine.stats.parquet`), add the partition values (typed, and as exact
-   ``min = max`` statistics, so partition pruning is ordinary pruning);
+   (:mod:`prune_engine.stats.parquet`; what a file says that cannot be true is unknown, with
+   one warning per file and ``metadata["untrusted_statistics"]``: :mod:`.trust`), add the
+   partition values (typed, and as exact ``min = max`` statistics, so partition pruning is
+   ordinary pruning);
 4. unify the schemas across files (a column missing in a file is unknown there; int32 -> int64
-   and float -> double widen; an incompatible change is an error:
-   :mod:`prune_engine.stats.unify`).
+   and float -> double widen: :mod:`prune_engine.stats.unify`). A file whose types cannot
+   join the others' (a column of strings where most files hold integers) is that file's
+   error, as an unreadable file is: the schema of the most files wins (:func:`_conflicts`),
+   here, in :func:`merge_parts` (over the files of every slice) and in :func:`update_stats`
+   (over the kept and the new files), and the other files' statistics stay as they are.
 
 :func:`collect_part` runs steps 2 and 3 on a slice of one listing where the files are read (a
 Spark executor), with the partition types of the whole listing
@@ -31,6 +37,7 @@ Spark executor), with the partition types of the whole listing
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import sys
@@ -45,7 +52,7 @@ import pyarrow.compute as pc
 
 from prune_engine._lazy import LazyModule
 from prune_engine.bloom import format as bloom_format
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, listed, one_line
 from prune_engine.stats import dictionary, layout
 from prune_engine.stats import computed as computed_stats
 from prune_engine.stats import footers as footer_record
@@ -56,7 +63,7 @@ from prune_engine.stats.listing import (Listing, SourceFile, identify, list_sour
 from prune_engine.stats.nans import check_dictionaries, declare_nan_free, nan_free_names
 from prune_engine.stats.parquet import FOOTER_KERNELS, FileFooter, group_stats, read_footer
 from prune_engine.stats.table import StatsTable, as_stats_table
-from prune_engine.stats.unify import concat_stats
+from prune_engine.stats.unify import concat_stats, conform_table, plain_type
 
 __all__ = ["collect_stats", "update_stats"]
 
@@ -70,13 +77,17 @@ GRANULARITIES = ("row_group", "file")
 
 
 def _read_one(f: SourceFile, columns, filesystem, indexes: dict):
+    """The file's :class:`FileFooter`, or a one-line message naming it: whatever a corrupt
+    file makes the reader raise is that file's error, never the lake's."""
     try:
         return read_footer(f.location, f.path, columns, filesystem, **indexes)
     except StatsError as e:
-        return f"{f.path}: {e}"
+        return f"{f.path}: {one_line(str(e))}"
     except (OSError, pa.ArrowException, ValueError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        return f"{f.path}: not a readable Parquet file: {reason}"
+        return f"{f.path}: not a readable Parquet file: {one_line(reason)}"
+    except Exception as e:  # noqa: BLE001 - bytes no reader expects: this file's error only
+        return f"{f.path}: not a readable Parquet file: {type(e).__name__}: {one_line(str(e))}"
 
 
 def _progress(total: int, progress: bool | None):
@@ -168,7 +179,9 @@ def _index_entries(footers: list[FileFooter], by_file: bool, held, merge
                 continue
             nulls = f.rows[j::width, _thrift.S_NULLS].tolist()
             values = f.rows[j::width, _thrift.S_NUM_VALUES].tolist()
-            used = [x for x, n, v in zip(items, nulls, values) if not 0 <= n == v]
+            # a row group whose counts say "no value" holds none, unless they are untrusted
+            used = [x for r, (x, n, v) in enumerate(zip(items, nulls, values))
+                    if not 0 <= n == v or (r, j) in f.untrusted]
             known = used and all(x is not None for x in used)
             entries.append(merge(f, name, used) if known else None)
         out[name] = (j, entries)
@@ -227,10 +240,12 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
         ids = [f"{p}#rg={r}" for p, r in zip(path_col.to_pylist(), row_group.tolist())]
     data_names = {s.min_field.name for s in top}
     take = pa.array(per_container)
+    counted = num_records >= 0  # a row count the file contradicts is unknown (-1)
     for name, values in parts.items():
         if name not in data_names:
-            top.append(partition_stats(name, values.take(take), known[name][per_container],
-                                        num_records))
+            top.append(partition_stats(name, values.take(take),
+                                       known[name][per_container] & counted,
+                                       np.maximum(num_records, 0)))
     extra = {}
     if parts:
         extra[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
@@ -241,7 +256,7 @@ def _group_table(footers: list[FileFooter], file_index: np.ndarray, granularity:
     sets = _value_set_column(footers, by_file)
     if sets is not None:
         extra[layout.VALUE_SET] = sets
-    table = stats_table(ids, num_records, top, extra=extra,
+    table = stats_table(ids, pa.array(num_records, pa.int64(), mask=~counted), top, extra=extra,
                         leading={layout.PATH: path_col, layout.ROW_GROUP: rg_col})
     return table.append_column("__order", pa.array(file_index[per_container]))
 
@@ -276,7 +291,7 @@ def _check_columns(columns, footers: list[FileFooter], parts) -> tuple[str, ...]
     missing = [c for c in columns if c not in known]
     if missing:
         raise StatsError(f"columns= names {missing[0]!r}, which no file has; known columns: "
-                         f"{', '.join(sorted(known))}", column=missing[0])
+                         f"{listed(sorted(known))}", column=missing[0])
     return columns
 
 
@@ -360,17 +375,138 @@ def _check_names(option: str, names, known: set[str], present) -> None:
     for name in names:
         if name not in known:
             raise StatsError(f"{option}= names {name!r}, which no file has; known columns: "
-                             f"{', '.join(sorted(known))}", column=name)
+                             f"{listed(sorted(known))}", column=name)
         if not any(p == name or p.startswith(name + ".") for p in present):
             raise StatsError(f"{option}= names {name!r}, which has no leaf whose {what} "
                              f"can be read (outside lists and maps, of a type other than "
                              f"{types})", column=name)
 
 
+#: ``metadata`` key: per file, the statistics it holds that cannot be true (read as unknown)
+UNTRUSTED = "untrusted_statistics"
+
+
+def _refuse(errors: list[tuple[int, str]], files: list[SourceFile]) -> None:
+    """The :class:`StatsError` of failing files (``on_error="raise"``, ``errors``: their
+    listing positions and one-line errors, in listing order): the first one's message, and
+    how many more, on one line."""
+    _refuse_paths([m for _, m in errors], [files[i].path for i, _ in errors])
+
+
+def _refuse_paths(messages: list[str], paths: list[str]) -> None:
+    """:func:`_refuse` of files named by their paths."""
+    more = f" (and {len(messages) - 1} more failing files)" if len(messages) > 1 else ""
+    raise StatsError(one_line(messages[0], 390 - len(more)) + more, containers=paths[:10])
+
+
+def _group_tables(footers: dict[int, FileFooter], indices: list[int], granularity: str,
+                  parts: dict[str, pa.Array], known: dict[str, np.ndarray]
+                  ) -> tuple[list[pa.Table], list[tuple[int, str]]]:
+    """The stats rows of files sharing one schema (listing positions ``indices``), and the
+    files that could not be assembled, with their one-line errors. Should the group fail as a
+    whole, each file is tried alone: one bad file never costs the others their statistics."""
+
+    def table(subset: list[int]) -> pa.Table:
+        index = np.array(subset, np.int64)
+        sub = {k: v.take(pa.array(index)) for k, v in parts.items()}
+        sub_known = {k: v[index] for k, v in known.items()}
+        return _group_table([footers[i] for i in subset], index, granularity, sub, sub_known)
+
+    try:
+        return [table(indices)], []
+    except Exception:  # noqa: BLE001 - each file is tried alone below
+        pass
+    built, failed = [], []
+    for i in indices:
+        try:
+            built.append(table([i]))
+        except Exception as e:  # noqa: BLE001 - this file's error only
+            failed.append((i, f"{footers[i].path}: its statistics cannot be assembled: "
+                              f"{type(e).__name__}: {one_line(str(e))}"))
+    return built, failed
+
+
+def _conflicts(groups: list[tuple[pa.Schema, list[int]]]) -> dict[int, str]:
+    """Of groups of files (each: the schema of their statistics, and the files' listing
+    positions), the groups whose schema cannot join the others' (:mod:`.unify`), each with
+    the reason on one line: the schemas of the most files win (then the first listed), so
+    that a corrupt footer that changes a column's type, or one file written with another
+    type, is that file's error, not the lake's. The one rule of :func:`_collect`,
+    :func:`merge_parts` and :func:`refresh`."""
+    try:
+        concat_stats([schema.empty_table() for schema, _ in groups])
+        return {}
+    except StatsError:
+        pass
+    order = sorted(range(len(groups)), key=lambda g: (-len(groups[g][1]),
+                                                      min(groups[g][1], default=0)))
+    kept: list[int] = []
+    failed: dict[int, str] = {}
+    for g in order:
+        try:
+            concat_stats([groups[k][0].empty_table() for k in kept + [g]])
+            kept.append(g)
+        except StatsError as e:
+            failed[g] = one_line(str(e))
+    return failed
+
+
+def _types_record(tables: list[pa.Table], files: list[SourceFile]) -> dict[str, list[str]]:
+    """Per distinct schema of the files' statistics (Arrow IPC, base64), the files that have
+    it: what :func:`merge_parts` needs to find, across slices, the files whose types cannot
+    join the others' (a slice's table holds its files' types unified already)."""
+    out: dict[str, list[str]] = {}
+    for t in tables:
+        schema = t.schema.remove(t.schema.get_field_index("__order"))
+        key = base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+        out.setdefault(key, []).extend(files[i].path
+                                       for i in sorted(set(t.column("__order").to_pylist())))
+    return out
+
+
+def _unjoinable(path: str, why: str) -> str:
+    """The error of a file whose statistics' types cannot join the other files'."""
+    return f"{path}: its schema does not unify with the other files': {why}"
+
+
+def _compatible(tables: list[pa.Table], files: list[SourceFile]
+                ) -> tuple[list[pa.Table], list[tuple[int, str]]]:
+    """The stats rows of files of different schemas that unify, and the files whose schema
+    cannot join the others' (:func:`_conflicts`), with their one-line errors."""
+    groups = [(t.schema, sorted(set(t.column("__order").to_pylist()))) for t in tables]
+    failed = _conflicts(groups)
+    kept = [t for g, t in enumerate(tables) if g not in failed]
+    errors = [(i, _unjoinable(files[i].path, why)) for g, why in failed.items()
+              for i in groups[g][1]]
+    return kept, errors
+
+
+def _data_schema(schemas: list[pa.Schema]) -> pa.Schema:
+    """The top-level columns of the files' Arrow schemas (the files whose statistics are
+    kept, so their types unify), for the names and types ``ngram=`` checks: each column in
+    its plain type (a ``string_view`` is a string: :func:`.unify.plain_type`), the first
+    file's, or the first that is not all-null (a ``null`` column)."""
+    types: dict[str, pa.DataType] = {}
+    for schema in schemas:
+        for f in schema:
+            if f.name not in types or pa.types.is_null(types[f.name]):
+                types[f.name] = plain_type(f.type)
+    return pa.schema(list(types.items()))
+
+
+def _warn_untrusted(untrusted: dict[str, list[str]]) -> None:
+    """One warning per file whose footer says what cannot be (read as unknown)."""
+    for path, problems in untrusted.items():
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        warnings.warn(one_line(f"{path}: statistics that cannot be true are read as unknown "
+                               f"(the containers keep): {problems[0]}", 380) + more,
+                      stacklevel=4)
+
+
 def _warn_problems(problems: list[str], what: str) -> None:
     if problems:
-        warnings.warn(f"{len(problems)} {what}(s) could not be used and are left out "
-                      f"(those containers keep): {problems[0]}", stacklevel=4)
+        warnings.warn(one_line(f"{len(problems)} {what}(s) could not be used and are left out "
+                               f"(those containers keep): {problems[0]}", 390), stacklevel=4)
 
 
 def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
@@ -406,9 +542,7 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     results = [None if i in empty else next(read) for i in range(len(files))]
     errors = [(i, r) for i, r in enumerate(results) if isinstance(r, str)]
     if errors and on_error == "raise":
-        i, message = errors[0]
-        more = f" (and {len(errors) - 1} more failing files)" if len(errors) > 1 else ""
-        raise StatsError(message + more, containers=[files[i].path for i, _ in errors[:10]])
+        _refuse(errors, files)
     footers = {i: r for i, r in enumerate(results) if r is not None and not isinstance(r, str)}
     check_dictionaries(footers.values(), nan_free)
     # per index option: the leaf paths some file holds items of, and the items left out
@@ -433,11 +567,18 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         by_key.setdefault(footer.key, []).append(i)
     tables = []
     for indices in by_key.values():
-        index = np.array(indices, np.int64)
-        sub = {k: v.take(pa.array(index)) for k, v in parts.items()}
-        sub_known = {k: v[index] for k, v in known.items()}
-        tables.append(_group_table([footers[i] for i in indices], index, granularity, sub,
-                                   sub_known))
+        built, failed = _group_tables(footers, indices, granularity, parts, known)
+        tables.extend(built)
+        errors.extend(failed)
+    tables, conflicting = _compatible(tables, files)
+    errors.extend(conflicting)
+    types = _types_record(tables, files) if part else None
+    for i, _ in errors:
+        footers.pop(i, None)
+    errors.sort()
+    if errors and on_error == "raise":
+        _refuse(errors, files)
+    untrusted = {f.path: f.problems() for f in footers.values() if f.problems()}
     if errors:
         tables.append(_skipped_table(files, np.array([i for i, _ in errors], np.int64), parts))
     if empty:
@@ -459,9 +600,7 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     names = []
     requested = [] if ngram is None else ([ngram] if isinstance(ngram, str) else list(ngram))
     if ngram is not None:
-        schemas = [f.plan.schema for f in footers.values()]
-        unified = pa.unify_schemas(schemas, promote_options="permissive") if schemas \
-            else pa.schema([])
+        unified = _data_schema([f.plan.schema for f in footers.values()])
         if part:  # the names this slice has; merge_parts checks the others exist somewhere
             ngram = [n for n in requested if n in unified.names]
         names = ngram_columns(ngram, unified)
@@ -475,6 +614,7 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
     metadata = {
         **record.metadata(),
         "skipped_files": [{"path": files[i].path, "error": m} for i, m in errors],
+        UNTRUSTED: untrusted,
         "files": {f.path: f.identity for i, f in enumerate(files)
                   if i in footers or i in empty},
         "collect": {"granularity": granularity, "columns": list(selected) if selected else None,
@@ -489,6 +629,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
             metadata[option] = {"problems": problems}
             if not part:
                 _warn_problems(problems, _INDEXES[option].what)
+    if not part:
+        _warn_untrusted(untrusted)
     if chosen["bloom"]:
         metadata["bloom"]["bytes_read"] = sum(f.bloom_bytes for f in footers.values())
     if part:
@@ -496,7 +638,8 @@ def _collect(listing: Listing, granularity: str, columns, ngram, gram_size: int,
         for f in footers.values():
             known.update(f.plan.known)
         metadata["part"] = {"known": sorted(known), "ngram": names, "requested": requested,
-                            "paths": {option: paths for option, (paths, _) in found.items()}}
+                            "paths": {option: paths for option, (paths, _) in found.items()},
+                            "types": types, "on_error": on_error}
     return StatsTable(table, metadata)
 
 
@@ -533,7 +676,9 @@ def collect_part(files: Sequence[SourceFile], partition_schema: pa.Schema,
 def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     """The statistics of a whole listing from its slices (:func:`collect_part`, in listing
     order): rows and metadata concatenated, schemas unified, and the ``columns`` / ``ngram``
-    names checked over all slices as ``collect_stats`` checks them over all files."""
+    names checked over all slices as ``collect_stats`` checks them over all files. A file
+    whose types cannot join the other slices' files' is that file's error, as in
+    ``collect_stats`` (by the types each slice recorded per file: :func:`_join_parts`)."""
     parts = list(parts)
     if not parts:
         raise StatsError("no statistics to merge: the listing was empty")
@@ -542,7 +687,7 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     for name in options.get("columns") or ():
         if name not in known:
             raise StatsError(f"columns= names {name!r}, which no file has; known columns: "
-                             f"{', '.join(sorted(known))}", column=name)
+                             f"{listed(sorted(known))}", column=name)
     for option in _INDEXES:
         _check_names(option, options.get(option), known,
                      set().union(*(p.metadata["part"]["paths"][option] for p in parts)))
@@ -551,8 +696,12 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     for name in wanted:
         if name not in present:
             raise StatsError(f"ngram= names {name!r}, which is not a column of the data; "
-                             f"columns: {', '.join(sorted(known))}", column=name)
-    table = concat_stats([p.table for p in parts])
+                             f"columns: {listed(sorted(known))}", column=name)
+    try:
+        table = concat_stats([p.table for p in parts])
+        unjoined: dict[str, str] = {}
+    except StatsError:
+        table, unjoined = _join_parts(parts)
     index_type = table.schema.field(layout.NGRAM_INDEX).type \
         if layout.NGRAM_INDEX in table.column_names else None
     if index_type is not None and [f.name for f in index_type] != wanted:  # requested order
@@ -564,9 +713,20 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     files: dict = {}
     for p in parts:
         files.update(p.metadata["files"])
+    skipped = [s for p in parts for s in p.metadata["skipped_files"]]
+    if unjoined:  # those files are skipped: tried again by the next update_stats
+        files = {k: v for k, v in files.items() if k not in unjoined}
+        rank = {path: i for i, path in enumerate(_listed_paths(parts))}
+        skipped = sorted(skipped + [{"path": k, "error": m} for k, m in unjoined.items()],
+                         key=lambda s: rank.get(s["path"], len(rank)))
     options["ngram"] = wanted or None
-    metadata = {**footer_record.merge([p.metadata for p in parts]),
-                "skipped_files": [s for p in parts for s in p.metadata["skipped_files"]],
+    untrusted = {k: v for p in parts for k, v in p.metadata.get(UNTRUSTED, {}).items()
+                 if k not in unjoined}
+    _warn_untrusted(untrusted)
+    metadata = {**footer_record.merge([p.metadata for p in parts],
+                                      set(files) if unjoined else None),
+                "skipped_files": skipped,
+                UNTRUSTED: untrusted,
                 "files": files, "collect": options}
     for option, index in _INDEXES.items():
         if options.get(option):
@@ -582,6 +742,89 @@ def merge_parts(parts: Sequence[StatsTable]) -> StatsTable:
     return StatsTable(table, metadata)
 
 
+#: the statistics columns whose types are those of the files' columns
+_TYPED = (layout.MIN_VALUES, layout.MAX_VALUES, layout.NULL_COUNT, layout.NAN_COUNT,
+          layout.VALUE_SET, layout.BLOOM_FILTER)
+
+
+def _listed_paths(parts: Sequence[StatsTable]) -> list[str]:
+    """The files of the slices, in listing order (those of a slice's rows, then any file of
+    no row group its ``types`` record names)."""
+    paths: dict[str, None] = {}
+    for p in parts:
+        paths.update(dict.fromkeys(p.table.column(layout.PATH).to_pylist()))
+        for named in (p.metadata["part"].get("types") or {}).values():
+            paths.update(dict.fromkeys(named))
+    return list(paths)
+
+
+def _join_parts(parts: Sequence[StatsTable]) -> tuple[pa.Table, dict[str, str]]:
+    """The slices' rows as one table when the types of some files cannot join the others'
+    (:func:`_conflicts` over every slice's files, by the types each slice recorded): those
+    files are that many errors (path -> one line, in listing order), a one-line
+    :class:`StatsError` naming the first with ``on_error="raise"``, else each a row of
+    unknown statistics (as ``collect_stats`` skips a file); the other files' rows are
+    brought to the types of the files that join, unchanged otherwise."""
+    records = [p.metadata["part"].get("types") for p in parts]
+    if any(r is None for r in records):  # slices of an older release: no per-file types
+        concat_stats([p.table for p in parts])  # raises the lake's error, as it did
+    rank = {path: i for i, path in enumerate(_listed_paths(parts))}
+    groups: dict[str, list[str]] = {}
+    for record in records:
+        for text, paths in record.items():
+            groups.setdefault(text, []).extend(paths)
+    texts = list(groups)
+    schemas = {t: pa.ipc.read_schema(pa.py_buffer(base64.b64decode(t))) for t in texts}
+    failed = _conflicts([(schemas[t], sorted(rank[p] for p in groups[t])) for t in texts])
+    unjoined = {path: _unjoinable(path, why) for g, why in failed.items()
+                for path in groups[texts[g]]}
+    unjoined = dict(sorted(unjoined.items(), key=lambda item: rank[item[0]]))
+    if not unjoined:  # the files' types join: the conflict is elsewhere, the lake's error
+        concat_stats([p.table for p in parts])
+    if parts[0].metadata["part"].get("on_error", "raise") == "raise":
+        _refuse_paths(list(unjoined.values()), list(unjoined))
+    joined = {texts[g] for g in range(len(texts)) if g not in failed}
+    tables = []
+    for p, record in zip(parts, records):
+        tables.extend(_part_rows(p.table, unjoined, [schemas[t] for t in record if t in joined],
+                                 rank))
+    table = concat_stats(tables)
+    rg = table.column(layout.ROW_GROUP).fill_null(-1).to_numpy()
+    table = table.take(pa.array(np.lexsort((rg, table.column("__order").to_numpy()))))
+    return table.drop_columns(["__order"]), unjoined
+
+
+def _part_rows(table: pa.Table, unjoined: dict[str, str], schemas: list[pa.Schema],
+               rank: dict[str, int]) -> list[pa.Table]:
+    """A slice's rows without the files of ``unjoined``: the other files' rows in the types
+    of their own statistics (``schemas``: the slice's schemas that join), and one row of
+    unknown statistics per unjoined file; each row with its file's listing rank
+    (``__order``)."""
+    paths = table.column(layout.PATH).to_pylist()
+    bad = np.array([p in unjoined for p in paths], bool)
+    good = table.filter(pa.array(~bad))
+    target = concat_stats([s.empty_table() for s in schemas]).schema if schemas else \
+        pa.schema([])
+    good = conform_table(good, pa.schema(
+        [target.field(f.name) if f.name in target.names else f for f in good.schema
+         if f.name not in _TYPED or f.name in target.names]))
+    good = good.append_column("__order", pa.array([rank[p] for p in paths if p not in unjoined],
+                                                  pa.int64()))
+    first = {}
+    for i, path in enumerate(paths):
+        if bad[i]:
+            first.setdefault(path, i)
+    rows = table.take(pa.array(list(first.values()), pa.int64()))
+    columns = {layout.CONTAINER: pa.array(list(first), pa.string()),
+               layout.PATH: pa.array(list(first), pa.string()),
+               layout.ROW_GROUP: pa.nulls(len(first), pa.int32()),
+               layout.NUM_RECORDS: pa.nulls(len(first), pa.int64())}
+    if layout.PARTITION_VALUES in table.column_names:
+        columns[layout.PARTITION_VALUES] = rows.column(layout.PARTITION_VALUES)
+    columns["__order"] = pa.array([rank[p] for p in first], pa.int64())
+    return [good, pa.table(columns)]
+
+
 def collect_stats(source, granularity: str = "row_group", columns: Sequence[str] | None = None,
                   *, ngram=None, gram_size: int = 3, ngram_case_insensitive: bool = False,
                   on_error: str = "raise", progress: bool | None = None,
@@ -594,37 +837,44 @@ def collect_stats(source, granularity: str = "row_group", columns: Sequence[str]
 
     ``source``: a directory (walked recursively; Hive ``key=value`` folders become typed
     ``partition_values`` and exact statistics), a glob, a list of paths, or a
-    ``pyarrow.dataset.Dataset``; paths may be ``file://`` URIs or URIs of any filesystem
-    pyarrow or fsspec resolves (``s3://bucket/lake``, ``gs://...``, ``hdfs://...``), or paths
-    on ``filesystem`` (a ``pyarrow.fs.FileSystem`` or an fsspec filesystem); a remote file is
-    named by its URI in the statistics. Footers are read with ranged reads (one request
-    for a footer under 64 KiB, besides the file's opening), ``threads`` at a time. One row per row group (``granularity="row_group"``, container
-    ``"path#rg=N"``) or per file (``"file"``, container ``"path"``, ``row_group`` null).
-    ``columns`` limits the columns (top-level names or dotted struct paths). ``ngram`` names
-    string columns to index (this reads those columns' data), as n-grams of ``gram_size``
-    characters, folded to lower case with ``ngram_case_insensitive``. ``on_error="skip"`` lists
-    unreadable files in ``metadata["skipped_files"]`` and gives them a row with unknown
-    statistics (always kept). ``progress``: a bar on stderr (default: only on a terminal).
-    ``threads``: footer-reading threads (default: one per core; more for remote storage).
-    ``bloom``: True (every column) or column names: read the Parquet Bloom filters the files
-    carry (in the same pass as the footers) into a ``bloom_filter`` column, per container
-    (a file's is the union of its row groups'); ``=`` and ``IN`` then prune on them. A filter
-    that cannot be trusted is left out with a warning (its container keeps);
-    ``metadata["bloom"]`` gives the bytes read and the reasons. ``dictionaries``: True or
-    column names: the dictionary pages (of at most ``dictionary_bytes``) of chunks whose data
-    pages are all dictionary-encoded become exact value sets in a ``value_set`` column (a
-    file's: the union of its row groups'); ``=``, ``IN``, ``!=`` and ``NOT IN`` prune on them.
-    ``compute_missing=True``: the chunks whose footers give no min, max or null count (INT96
-    timestamps, as Spark writes by default; writers that skip statistics) are read and their
-    statistics computed (:mod:`prune_engine.stats.computed`); ``metadata["computed"]`` says
-    which columns and how many containers. ``nan_free``: float columns (dotted paths for
-    struct fields) the caller promises hold no NaN: their ``nan_count`` is 0 in every
-    container, so ``>``, ``>=``, ``!=`` and ``NOT IN`` prune on them (a float whose NaN count
-    is unknown may hold NaN, which sorts above every number). Writers rarely record NaN
-    counts (pyarrow and Spark do not), so without it float ranges prune only where
-    ``dictionaries`` prove a chunk free of NaN. A NaN in a declared column loses the rows
-    that only it matches; a NaN count above 0 in the footers (or computed, or in a
-    dictionary page read) is a :class:`~prune_engine.StatsError` instead
+    ``pyarrow.dataset.Dataset``; paths may be ``file://`` URIs or URIs of any filesystem pyarrow
+    or fsspec resolves (``s3://bucket/lake``, ``gs://...``, ``hdfs://...``), or paths on
+    ``filesystem`` (a ``pyarrow.fs.FileSystem`` or an fsspec filesystem); a remote file is named
+    by its URI in the statistics. Footers are read with ranged reads (one request for a footer
+    under 64 KiB, besides the file's opening), ``threads`` at a time. One row per row group
+    (``granularity="row_group"``, container ``"path#rg=N"``) or per file (``"file"``, container
+    ``"path"``, ``row_group`` null). ``columns`` limits the columns (top-level names or dotted
+    struct paths). ``ngram`` names string columns to index (this reads those columns' data), as
+    n-grams of ``gram_size`` characters, folded to lower case with ``ngram_case_insensitive``.
+    ``on_error="skip"`` lists unreadable files in ``metadata["skipped_files"]`` and gives them a
+    row with unknown statistics (always kept); ``"raise"`` (the default) raises a one-line
+    :class:`~prune_engine.StatsError` naming the first. A file whose column types cannot join
+    the other files' (strings where most files hold integers) is such a file: the schema of the
+    most files wins. A ``string_view`` or ``binary_view`` column (as some writers store it) has
+    ``string`` / ``binary`` statistics. Statistics a file holds that cannot be true (more nulls
+    than rows, a min above the max, a Bloom filter that denies its own bounds, a dictionary page
+    whose checksum fails, ...) are unknown in that column chunk, with one warning per file;
+    ``metadata["untrusted_statistics"]`` maps each such file to its reasons. ``progress``: a bar
+    on stderr (default: only on a terminal). ``threads``: footer-reading threads (default: one
+    per core; more for remote storage). ``bloom``: True (every column) or column names: read the
+    Parquet Bloom filters the files carry (in the same pass as the footers) into a
+    ``bloom_filter`` column, per container (a file's is the union of its row groups'); ``=`` and
+    ``IN`` then prune on them. A filter that cannot be trusted is left out with a warning (its
+    container keeps); ``metadata["bloom"]`` gives the bytes read and the reasons.
+    ``dictionaries``: True or column names: the dictionary pages (of at most
+    ``dictionary_bytes``) of chunks whose data pages are all dictionary-encoded become exact
+    value sets in a ``value_set`` column (a file's: the union of its row groups'); ``=``,
+    ``IN``, ``!=`` and ``NOT IN`` prune on them. ``compute_missing=True``: the chunks whose
+    footers give no min, max or null count (INT96 timestamps, as Spark writes by default;
+    writers that skip statistics) are read and their statistics computed
+    (:mod:`prune_engine.stats.computed`); ``metadata["computed"]`` says which columns and how
+    many containers. ``nan_free``: float columns (dotted paths for struct fields) the caller
+    promises hold no NaN: their ``nan_count`` is 0 in every container, so ``>``, ``>=``, ``!=``
+    and ``NOT IN`` prune on them (a float whose NaN count is unknown may hold NaN, which sorts
+    above every number). Writers rarely record NaN counts (pyarrow and Spark do not), so without
+    it float ranges prune only where ``dictionaries`` prove a chunk free of NaN. A NaN in a
+    declared column loses the rows that only it matches; a NaN count above 0 in the footers (or
+    computed, or in a dictionary page read) is a :class:`~prune_engine.StatsError` instead
     (:mod:`prune_engine.stats.nans`). The names are kept in ``metadata["collect"]``.
 
     >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
@@ -652,7 +902,10 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
     ones ``stats`` was made with (its metadata); files skipped last time are tried again.
     ``on_error``, ``progress``, ``threads`` and ``filesystem`` mean what they mean for
     :func:`collect_stats` (``on_error`` defaults to ``"raise"``). ``metadata["refresh"]``
-    counts the files reused, changed, new and gone.
+    counts the files reused, changed, new and gone. A new file whose column types cannot join
+    the kept files' is that file's error, as in ``collect_stats``: every file is then read
+    again (``metadata["refresh"]["reread"]`` counts the unchanged ones), so that the schema of
+    the most files wins and the result is what ``collect_stats`` gives.
 
     >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
     >>> root = tempfile.mkdtemp()
@@ -664,7 +917,6 @@ def update_stats(stats, source, *, on_error: str | None = None, progress: bool |
     """
     stats = as_stats_table(stats)
     options = dict(stats.metadata.get("collect") or {})
-    known = stats.metadata.get("files") or {}
     if layout.PATH not in stats.table.column_names:
         raise StatsError("update_stats needs a 'path' column in the statistics (made by "
                          "collect_stats)", column=layout.PATH)
@@ -691,17 +943,31 @@ def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:
     """``stats`` made current for ``listing``: the rows of files that are gone or changed are
     dropped, ``collect(files)`` gives the statistics of new and changed files, and the rows
     follow the listing's order. ``metadata["refresh"]`` counts the files reused, changed,
-    new and gone. The one refresh of :func:`update_stats` and of Spark's reuse of saved
-    statistics (``prune_engine.spark``)."""
+    new and gone. A new file whose types cannot join the kept files' makes every file read
+    again (``collect(listing.files)``; ``"reread"`` counts the unchanged ones), so that the
+    result is the statistics of the whole listing, each file whose types cannot join the
+    others' its own error (:func:`_conflicts`), never the lake's. The one refresh of
+    :func:`update_stats` and of Spark's reuse of saved statistics (``prune_engine.spark``).
+    """
     known = stats.metadata.get("files") or {}
     identify(listing.files, listing.filesystem)
     unchanged = {f.path for f in listing.files if same_file(known.get(f.path), f.identity)}
     fresh = [f for f in listing.files if f.path not in unchanged]
     old_paths = stats.table.column(layout.PATH).to_pylist()
     kept = stats.table.filter(pa.array([p in unchanged for p in old_paths]))
+    reread = 0
     if fresh:
         new = collect(fresh)
-        table = concat_stats([kept, new.table])
+        try:
+            table = concat_stats([kept, new.table])
+        except StatsError:
+            # a new file's types cannot join the kept files': every file is read again, so
+            # that the schema of most files wins and the others are errors (or skipped), as
+            # collect_stats decides (one file of another type never stops the lake)
+            if unchanged:
+                reread, unchanged = len(unchanged), set()
+                new = collect(listing.files)
+            table = new.table
         new_meta = new.metadata
     else:
         table, new_meta = kept, {"skipped_files": [], "files": {},
@@ -716,8 +982,12 @@ def refresh(stats: StatsTable, listing: Listing, collect) -> StatsTable:
     metadata = {**stats.metadata, "files": files,
                 **footer_record.merge([stats.metadata, new_meta], set(files)),
                 "skipped_files": new_meta.get("skipped_files", []),
+                UNTRUSTED: {**{p: v for p, v in (stats.metadata.get(UNTRUSTED) or {}).items()
+                               if p in unchanged}, **new_meta.get(UNTRUSTED, {})},
                 "refresh": {"reused": len(unchanged),
                             "changed": sum(f.path in known for f in fresh),
                             "new": sum(f.path not in known for f in fresh),
                             "gone": len(set(known) - {f.path for f in listing.files})}}
+    if reread:
+        metadata["refresh"]["reread"] = reread
     return StatsTable(table, metadata)

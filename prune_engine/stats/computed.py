@@ -14,10 +14,15 @@ What is computed, per container and leaf (leaves inside lists and maps are left 
   and ``+0.0`` (max);
 - the null count, counting rows where the leaf or a struct above it is null;
 - the NaN count of a float leaf, where the footer gave none (such a chunk is read anyway);
-- INT96 timestamps are read as microseconds (no overflow past 2262) and their bounds stored
-  in the statistics' type when they fit; values before 1900 keep the bounds unknown, since
-  readers disagree on them (Spark rebases INT96 from the Julian calendar and old zone
-  offsets, ``org.apache.spark.legacyINT96``).
+- a dictionary column (pandas' categoricals) or a view column (``string_view``, as some
+  writers store it) is computed over its values, in the type of its statistics (``string``);
+- INT96 timestamps are read as microseconds (pyarrow's ``coerce_int96_timestamp_unit="us"``:
+  no wrap-around past 2262), the unit of their statistics (:mod:`.parquet`); values before
+  1900 keep the bounds unknown, since readers disagree on them (Spark rebases INT96 from the
+  Julian calendar and old zone offsets, ``org.apache.spark.legacyINT96``);
+- a bound goes into the statistics' type as :func:`~.unify.cast_bounds` converts it: a min
+  rounded down and a max up where the type's unit is coarser (nanoseconds read, microseconds
+  held), unknown where it does not fit.
 
 >>> import io, os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
 >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
@@ -39,6 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from prune_engine.stats import layout
+from prune_engine.stats.unify import cast_bounds, plain_values
 
 #: INT96 values before this instant keep their bounds unknown (see the module doc)
 _INT96_FLOOR = dt.datetime(1900, 1, 1)
@@ -115,7 +121,9 @@ def _int96_leaves(pf: pq.ParquetFile) -> set[tuple[str, ...]]:
 
 def _bounds(values: pa.Array, int96: bool) -> tuple:
     """``(min, max, null count, NaN count)`` of one chunk's values (None where unknown; the
-    NaN count is None for a type without NaN)."""
+    NaN count is None for a type without NaN). A dictionary or a view is computed over its
+    values (:func:`~.unify.plain_values`), which have a min and a max."""
+    values = plain_values(values)
     nulls = values.null_count
     floating = pa.types.is_floating(values.type)
     nans = None
@@ -125,11 +133,11 @@ def _bounds(values: pa.Array, int96: bool) -> tuple:
         values = values.filter(pc.invert(nan))
     if len(values) == values.null_count:
         return None, None, nulls, nans
-    lo, hi = (s.as_py() for s in pc.min_max(values).values())
+    lo, hi = pc.min_max(values).values()
     if floating:
-        lo = -0.0 if lo == 0 else lo
-        hi = 0.0 if hi == 0 else hi
-    if int96 and lo is not None and lo < _INT96_FLOOR:
+        lo = pa.scalar(-0.0 if lo.as_py() == 0 else lo.as_py(), lo.type)
+        hi = pa.scalar(0.0 if hi.as_py() == 0 else hi.as_py(), hi.type)
+    if int96 and lo.is_valid and lo.as_py() < _INT96_FLOOR:
         lo = hi = None
     return lo, hi, nulls, nans
 
@@ -147,17 +155,23 @@ def _fill(table: pa.Table, path: tuple[str, ...], found: dict[int, tuple]) -> pa
         values = leaf.to_pylist()
         for row, computed in found.items():
             if values[row] is None:
-                values[row] = _convert(computed[slot], leaf.type)
+                values[row] = _convert(computed[slot], leaf.type, name == layout.MIN_VALUES)
         index = table.column_names.index(name)
         table = table.set_column(index, table.field(name),
                                  layout.with_struct_leaf(column, path, pa.array(values, leaf.type)))
     return table
 
 
-def _convert(value, type_: pa.DataType):
-    """``value`` as a value of ``type_``, or None when it does not fit exactly."""
+def _convert(value, type_: pa.DataType, lower: bool = True):
+    """``value`` (a computed bound, a ``pa.Scalar``, or a count) as a value of ``type_``: a
+    bound as :func:`~.unify.cast_bounds` converts it (``lower``: a min), None when it does
+    not fit."""
     if value is None:
         return None
+    if isinstance(value, pa.Scalar):
+        if not value.is_valid:
+            return None
+        return cast_bounds(pa.array([value]), type_, lower)[0].as_py()
     try:
         return pa.scalar(value, type_).as_py()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OverflowError):

@@ -12,8 +12,14 @@ Unknown (no set, the container keeps) when: the footer has no encoding statistic
 page is not dictionary-encoded; the page is larger than the cap (``max_bytes``, compressed or
 not); its header is not a dictionary page of PLAIN values; its codec is not one pyarrow
 decompresses (UNCOMPRESSED, SNAPPY, GZIP, BROTLI, ZSTD, LZ4_RAW); its values do not fill its
-bytes exactly (a count too small would give too small a set); a value does not convert exactly (a NaN, which compares unlike itself
-in sets, makes the whole set unknown); booleans (bit-packed) and INT96.
+bytes exactly (a count too small would give too small a set); a value does not convert
+exactly (a NaN, which compares unlike itself in sets, makes the whole set unknown); booleans
+(bit-packed) and INT96.
+
+Impossible (the chunk's statistics are then all unknown, with a warning for the file: see
+:mod:`prune_engine.stats.parquet`): a page whose header carries a CRC-32 (parquet-java writes
+one by default, Arrow on request: of the page's compressed bytes) that its bytes do not match,
+and a page the footer places outside its own chunk's pages.
 
 >>> import io, pyarrow as pa, pyarrow.parquet as pq
 >>> from prune_engine.stats.parquet import read_footer
@@ -27,6 +33,7 @@ in sets, makes the whole set unknown); booleans (bit-packed) and INT96.
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Callable
 
 import numpy as np
@@ -50,6 +57,10 @@ class PageError(ValueError):
     """A dictionary page that cannot be read as one."""
 
 
+class PageCorruptError(PageError):
+    """A dictionary page that cannot be what the file says: its checksum fails."""
+
+
 def page_values(page: bytes, codec: int, max_bytes: int) -> tuple[int, bytes]:
     """``(number of values, their PLAIN bytes)`` of the dictionary page at the start of
     ``page`` (its header, then its body); :class:`PageError` if it is none."""
@@ -71,6 +82,10 @@ def page_values(page: bytes, codec: int, max_bytes: int) -> tuple[int, bytes]:
     body = page[at:at + compressed]
     if len(body) != compressed:
         raise PageError("the page is cut short")
+    crc = header.get(4)
+    if isinstance(crc, int) and zlib.crc32(body) != crc & 0xFFFFFFFF:
+        raise PageCorruptError(f"its CRC-32 {crc & 0xFFFFFFFF:#010x} does not match its bytes' "
+                               f"{zlib.crc32(body):#010x}")
     if codec not in CODECS:
         raise PageError(f"codec {codec} is not supported")
     if CODECS[codec] is not None:
@@ -108,18 +123,23 @@ def split_plain(body: bytes, count: int, physical: str, width: int | None
 
 
 def read_dictionaries(read_at: Callable[[int, int], bytes], places: list[tuple[int, int, int]],
-                      max_bytes: int) -> tuple[list[bytes | None], list[str]]:
+                      max_bytes: int) -> tuple[list[tuple[int, bytes] | None], list[str],
+                                                dict[int, str]]:
     """The decompressed PLAIN bodies (with their value counts) of the dictionary pages at
-    ``places`` (``(offset, length, codec)``, offset -1 = none); None where not readable, with
-    the reasons of those that failed (not those without a page or over the cap)."""
+    ``places`` (``(offset, length, codec)``, offset -1 = none); None where not readable; the
+    reasons of those that failed (not those without a page or over the cap); and, by place,
+    why a page is impossible (its checksum fails: the chunk is then untrusted)."""
     out: list = [None] * len(places)
     problems: list[str] = []
+    impossible: dict[int, str] = {}
     for i, (offset, length, codec) in enumerate(places):
         if offset < 0 or length <= 0 or length > max_bytes + HEADER_BYTES:
             continue  # no page, or one larger than the cap: not read
         try:
             out[i] = page_values(read_at(length, offset), codec, max_bytes)
+        except PageCorruptError as e:
+            impossible[i] = f"at offset {offset} is corrupt: {e}"
         except PageError as e:
             if "exceed the cap" not in str(e):
                 problems.append(f"the dictionary page at offset {offset} is not usable: {e}")
-    return out, problems
+    return out, problems, impossible

@@ -12,6 +12,11 @@ Rules that keep the bounds true under IEEE comparison:
   ``-0.0`` whenever the container holds a ``-0.0`` zero, and the max ``+0.0`` whenever it
   holds a ``+0.0`` zero (the min of ``{-0.0, 0.0}`` is ``-0.0``, its max ``0.0``).
 - A null parent struct makes its leaves null for that row.
+- A dictionary column (pandas' categoricals), an extension column or a view
+  (``string_view``, ``binary_view``) is described as its values, in their plain type
+  (``string``, ``binary``: :func:`~prune_engine.stats.unify.plain_type`), as the same
+  column's statistics from a Parquet file are; containers whose columns differ only in
+  such an encoding are one column.
 - Leaves inside lists and maps describe the elements (fields built with
   :func:`~prune_engine.stats.layout.element_field`); for a map the element is
   ``struct<key, value>``. The null count of an element that is itself a list or map is unknown.
@@ -34,9 +39,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from prune_engine._arrow_types import is_list_type, is_list_view, is_string_type
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, listed, one_line
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
+from prune_engine.stats.unify import plain_type, plain_values
 
 if TYPE_CHECKING:
     import pandas
@@ -165,7 +171,7 @@ def _as_table(item, what: str) -> pa.Table:
 def _split_by_column(table: pa.Table, name: str) -> tuple[pa.Table, np.ndarray, list[str]]:
     if name not in table.column_names:
         raise StatsError(f"container column {name!r} is not a column of the data; "
-                         f"columns: {', '.join(table.column_names)}", column=name)
+                         f"columns: {listed(table.column_names)}", column=name)
     column = table.column(name)
     if column.null_count:
         raise StatsError(f"container column {name!r} holds {column.null_count} null value(s); "
@@ -199,11 +205,26 @@ def _split_by_items(items: Iterable, ids) -> tuple[pa.Table, np.ndarray, list[st
         return pa.table({}), np.zeros(0, np.int64), ids
     try:
         table = pa.concat_tables(tables, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
-        raise StatsError(f"the containers' schemas cannot be unified: {e}") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        table = None
+    if table is None:  # e.g. ``string`` in some, ``string_view`` or a dictionary in others
+        try:
+            table = pa.concat_tables([_plain_columns(t) for t in tables],
+                                     promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise StatsError("the containers' schemas cannot be unified: "
+                             f"{one_line(str(e))}") from None
     counts = [t.num_rows for t in tables]
     gids = np.repeat(np.arange(len(tables), dtype=np.int64), counts)
     return table, gids, ids
+
+
+def _plain_columns(table: pa.Table) -> pa.Table:
+    """``table`` with each column's values in their plain type (:func:`plain_values`: a
+    dictionary decoded, a view as the large type), so that containers whose columns differ
+    only in encoding concatenate."""
+    return pa.table({f.name: plain_values(table.column(f.name).combine_chunks())
+                     for f in table.schema})
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,12 +251,11 @@ def group_aggregate(columns: dict[str, pa.Array], aggs: list, gids: np.ndarray,
 
 
 def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafStats:
-    """min, max, null count (and NaN count for floats) of ``values`` per container id."""
-    typ = values.type
-    if pa.types.is_dictionary(typ):
-        values, typ = values.dictionary_decode(), typ.value_type
-    if isinstance(typ, pa.BaseExtensionType):
-        values, typ = values.storage, typ.storage_type
+    """min, max, null count (and NaN count for floats) of ``values`` per container id. A
+    dictionary, an extension or a view is described as its values (:func:`plain_values`),
+    in their plain type (``string`` for ``string_view``: :func:`plain_type`)."""
+    typ = plain_type(values.type)
+    values = plain_values(values)
     is_float = pa.types.is_floating(typ)
     columns = {"v": values}
     aggs = [("v", "count", pc.CountOptions(mode="only_null"))]
@@ -267,6 +287,8 @@ def _leaf_stats(name: str, values: pa.Array, gids: np.ndarray, n: int) -> LeafSt
         if has_bounds:
             mins = _signed_zero_bound(mins, out["neg0_any"], out["pos0_any"], lower=True)
             maxs = _signed_zero_bound(maxs, out["neg0_any"], out["pos0_any"], lower=False)
+    if mins.type != typ:  # a view's values, aggregated in the large type
+        mins, maxs = mins.cast(typ), maxs.cast(typ)
     field = pa.field(name, typ)
     return LeafStats(field, mins, maxs, pa.field(name, pa.int64()), nulls, nan_field, nans)
 
@@ -341,7 +363,10 @@ def _ngram_column(table: pa.Table, names: Sequence[str], gids: np.ndarray, n: in
     np.cumsum(np.bincount(gids, minlength=n), out=offsets[1:])
     fields, arrays = [], []
     for name in names:
-        values = table.column(name).combine_chunks().take(pa.array(order))
+        values = table.column(name).combine_chunks()
+        if not plain_type(values.type).equals(values.type):  # a dictionary, a view
+            values = plain_values(values)
+        values = values.take(pa.array(order))
         built = build_index_column(values, offsets, gram_size=gram_size,
                                    case_insensitive=case_insensitive)
         arrays.append(built)
@@ -357,7 +382,7 @@ def ngram_columns(ngram, schema: pa.Schema) -> list[str]:
     for name in names:
         if not isinstance(name, str) or name not in schema.names:
             raise StatsError(f"ngram= names {name!r}, which is not a column of the data; "
-                             f"columns: {', '.join(schema.names)}", column=str(name))
+                             f"columns: {listed(schema.names)}", column=str(name))
         typ = schema.field(name).type
         if pa.types.is_dictionary(typ):
             typ = typ.value_type

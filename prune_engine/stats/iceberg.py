@@ -20,12 +20,30 @@ How the manifests map onto the layout:
   ``bool``, ``int32``, ``int64``, ``float32``, ``float64``, ``decimal128``, ``date32``,
   ``time64[us]``, ``timestamp[us]``, ``timestamp[us, tz=UTC]``, ``timestamp[ns(, tz=UTC)]``,
   ``string``, ``binary``, ``fixed_size_binary`` (the types ``collect_stats`` gives the same
-  files). A column of another type (e.g. ``variant``) is left out. A bound serialized in a
-  promoted column's older type (int before long, float before double) is read in that type.
-- ``num_records`` is the file's ``record_count``. With position or equality delete files the
-  file's live rows are fewer: every statistic then describes a superset of the live rows,
-  which is still sound for pruning (nothing the file holds matches, so nothing left in it does);
-  ``metadata["iceberg"]["delete_files"]`` counts them.
+  files; Iceberg decimals have at most 38 digits, a wider one would be ``decimal256``). A
+  column of another type (e.g. ``variant``) is left out.
+- Statistics are read in the type they were WRITTEN in, which the bound's size tells (Iceberg
+  bounds are binary, one size per type): after a promotion a 4-byte bound of a ``long`` column
+  is the ``int`` it was, of a ``double`` column the ``float`` it was (read as float32, then
+  widened exactly: the double a float32 reads as), of a ``timestamp`` / ``timestamp_ns``
+  column the ``date`` it was (v3: midnight of that day; a day past the nanosecond range is
+  unknown). A decimal's unscaled integer is the same at any precision of the same scale
+  (widening keeps the scale). Decimals are exact to their 38 digits: built from the unscaled
+  integer, never through a rounding context. A bound of a size the column's types cannot
+  have, a boolean byte other than 0 or 1, a decimal of more digits than its precision, or a
+  string that is not UTF-8 is unknown.
+- A manifest records the table schema it was written under (its ``schema`` metadata): a
+  column whose type there is none its current type can be promoted from (the field id was
+  another column's: ids reassigned in a corrupt or hand-edited table) is unknown in that
+  manifest's files, with a warning, rather than its bytes read as the wrong type.
+- ``num_records`` is the file's ``record_count`` (null when not recorded). With position or
+  equality delete files the file's live rows are fewer: every statistic then describes a
+  superset of the live rows, which is still sound for pruning (nothing the file holds
+  matches, so nothing left in it does); ``metadata["iceberg"]`` lists them (below).
+- Impossible statistics are unknown, not trusted, with a warning naming the file: a null or
+  NaN count above the record count (or the two together above it), a lower bound above the
+  upper bound, a column given twice in one file's map, bounds beside a null count that says
+  every row is null (the null count is then unknown).
 
 Bound rules (every bound must be TRUE; anything doubtful becomes unknown):
 
@@ -47,7 +65,10 @@ Bound rules (every bound must be TRUE; anything doubtful becomes unknown):
 - Identity partitions: every row of the file holds the partition value, so the source column
   gets exact ``min = max`` statistics from it (null count = ``num_records`` for a null partition,
   else 0), replacing the file's (possibly truncated or missing) bounds; a NaN partition gives
-  no bound and a zero float partition ``[-0.0, +0.0]``.
+  no bound and a zero float partition ``[-0.0, +0.0]``. A partition value that cannot be read
+  as the column's type (a string that is not UTF-8, a value of another Avro type, a decimal
+  of too many digits) leaves that column unknown in that file (and its ``partition_values``
+  entry null) with a warning: never a replaced or guessed "exact" value.
 - Transform partitions (``day(ts)``, ``bucket(16, id)``, ``truncate(4, s)``, ...): their
   values are not column values, so they give no column statistics. They are listed in
   ``partition_values`` under the partition field's name with the transform's result type
@@ -62,8 +83,35 @@ pyarrow open it; other locations (``s3://``, plain paths, ...) are kept as the c
 them.
 
 A table without a current snapshot (nothing ever appended) gives an empty statistics table
-with the full schema. A table name the catalog does not have is a :class:`StatsError`.
-``metadata["iceberg"]`` records the table, snapshot and schema ids, and the delete-file count;
+with the full schema. Every failure to read the table is a :class:`StatsError` with a
+one-line message naming what failed: the manifest list or manifest (missing, unreadable,
+corrupt: see :mod:`.manifests` and :mod:`.avro`), the table's metadata JSON (anything else
+that fails while reading the snapshot), or the table and catalog (a name the catalog does not
+have, metadata the catalog cannot load or parse).
+
+Manifests whose statistics maps cannot be matched to the schema without doubt (see
+:mod:`.manifests`; e.g. key and value field ids that are not the spec's) leave those
+statistics unknown in their files, with one warning per manifest saying why;
+``metadata["iceberg"]["unused_statistics"]`` lists them, one entry per manifest and map:
+``{"manifest": str, "why": str, "files": [the data files' paths, as the path column]}``.
+
+``metadata["iceberg"]`` (JSON values only):
+
+- ``table`` (str), ``snapshot_id`` (int or null), ``schema_id`` (int), ``schema`` (the
+  table's schema, Iceberg's JSON with field ids: what a reader of the files names and types
+  their columns by, :mod:`.snapshot`);
+- ``delete_files`` (int): how many live delete files the snapshot has;
+- ``deletes``: one dict per live delete file of the snapshot, in manifest-list order:
+  ``"path"`` (written as the ``path`` column writes data files: the local path of a
+  ``file:`` URI, other locations as given), ``"content"`` (``"position"`` or
+  ``"equality"``), ``"file_format"`` (lower case, as the manifest names it: ``"parquet"``,
+  ``"avro"``, ``"orc"``, ``"puffin"``), ``"record_count"`` (int, or null when not recorded),
+  ``"equality_ids"`` (the field ids of the equality columns; equality deletes only),
+  ``"referenced_data_file"`` (the one data file a position delete file applies to, as
+  ``"path"``; null: it may name any), ``"sequence_number"`` (its data sequence number, or
+  null) and ``"spec_id"`` (its partition spec);
+- ``unused_statistics`` (above), when there are any.
+
 ``metadata["files"]`` is not written (Iceberg records no modification times, which
 ``update_stats`` and ``pe.scan`` compare).
 
@@ -86,8 +134,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import math
+import re
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -96,17 +147,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.errors import StatsError
+from prune_engine.errors import PruneEngineError, StatsError
 from prune_engine.stats import layout
+from prune_engine.stats.avro import stats_error
 from prune_engine.stats.from_arrow import LeafStats, stats_table, struct_stats
-from prune_engine.stats.manifests import (LOWER_BOUNDS, NAN_COUNTS, NULL_COUNTS, UPPER_BOUNDS,
-                                          DataFiles, MapColumn, data_files, manifest_list)
+from prune_engine.stats.manifests import (EQUALITY_DELETES, LOWER_BOUNDS, NAN_COUNTS,
+                                          NULL_COUNTS, UNREADABLE, UPPER_BOUNDS, DataFiles,
+                                          MapColumn, data_files, manifest_list)
 from prune_engine.stats.table import StatsTable
 
 __all__ = ["stats_from_iceberg"]
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_DAY_US = 86_400 * 10**6
+_DAY_NS = 86_400 * 10**9
+#: the most files the impossible-statistics warnings name one by one (then one summary)
+_WARN_FILES = 10
 
 
 # ------------------------------------------------------------------------------ types
@@ -129,8 +186,12 @@ def _arrow_type(t) -> pa.DataType | None:
     for cls, arrow in primitive.items():
         if isinstance(t, cls):
             return arrow
-    if isinstance(t, it.DecimalType):
-        return pa.decimal128(t.precision, t.scale)
+    if isinstance(t, it.DecimalType):  # (past 38 digits, not in the spec: decimal256)
+        try:
+            return (pa.decimal128 if t.precision <= 38 else pa.decimal256)(t.precision,
+                                                                         t.scale)
+        except (ValueError, TypeError):
+            return None
     if isinstance(t, it.FixedType):
         return pa.binary(len(t))
     if isinstance(t, it.StructType):
@@ -174,60 +235,127 @@ def _normalize(t, value):
     return None
 
 
+def _decimal(unscaled: int, t) -> decimal.Decimal | None:
+    """The decimal ``unscaled * 10**-scale`` of type ``t``, exactly (a digit tuple: no
+    context, so no rounding at 28 digits); None when it has more digits than the precision.
+
+    >>> from pyiceberg.types import DecimalType
+    >>> str(_decimal(12345678945678901234567890123456, DecimalType(36, 23)))
+    '123456789.45678901234567890123456'
+    >>> _decimal(10**38, DecimalType(38, 0)) is None
+    True
+    """
+    if abs(unscaled) >= 10 ** t.precision:
+        return None
+    digits = tuple(int(d) for d in str(abs(unscaled)))
+    return decimal.Decimal((int(unscaled < 0), digits, -t.scale))
+
+
 def _partition_value(t, raw):
-    """A partition value as Avro gave it (an int, float, bool, str or bytes), as the Python
-    value the Arrow type of :func:`_arrow_type` takes (None: no usable value)."""
+    """A partition value as Avro gave it (an int, float, bool, str or bytes; None for a null
+    partition), as the Python value the Arrow type of :func:`_arrow_type` takes (a NaN
+    stays NaN); ``UNREADABLE`` when it cannot be read as ``t`` (another Avro type, a string
+    that is not UTF-8, a decimal of more digits than its precision)."""
     from pyiceberg import types as it
 
-    if isinstance(t, it.DecimalType) and isinstance(raw, bytes):
-        return decimal.Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-t.scale)
+    if raw is None or raw is UNREADABLE:
+        return raw
+    if isinstance(t, it.DecimalType):
+        if not isinstance(raw, bytes):
+            return UNREADABLE
+        value = _decimal(int.from_bytes(raw, "big", signed=True), t) if raw else None
+        return UNREADABLE if value is None else value
+    if isinstance(t, it.BooleanType):
+        ok = isinstance(raw, bool)
+    elif isinstance(t, (it.FloatType, it.DoubleType)):
+        ok = isinstance(raw, float)
+    elif isinstance(t, it.StringType):
+        if isinstance(raw, bytes):  # (PyIceberg promotes binary to string)
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return UNREADABLE
+        ok = isinstance(raw, str)
+    elif isinstance(t, it.BinaryType):
+        raw = raw.encode("utf-8") if isinstance(raw, str) else raw  # (string promoted)
+        ok = isinstance(raw, bytes)
+    elif isinstance(t, (it.FixedType, it.UUIDType)):
+        ok = isinstance(raw, bytes) and len(raw) == (16 if isinstance(t, it.UUIDType)
+                                                     else len(t))
+    else:  # the integer types: int, long, date, time, the timestamps, transform ordinals
+        ok = isinstance(raw, int) and not isinstance(raw, bool)
+        if ok and isinstance(t, (it.IntegerType, it.DateType)):
+            ok = -2**31 <= raw < 2**31
+    if not ok:
+        return UNREADABLE
+    if isinstance(raw, float):  # (NaN too: every row of the file is NaN)
+        return raw
     return _normalize(t, raw)
 
 
 # ------------------------------------------------------------------------------ bounds
 
-#: fixed-width Arrow types: the byte widths a serialized bound may have (a promoted column's
-#: older type is the narrower one), each with the numpy type it is read in
-_WIDTHS = {pa.bool_(): {1: "u1"}, pa.int32(): {4: "<i4"}, pa.date32(): {4: "<i4"},
-           pa.int64(): {8: "<i8", 4: "<i4"}, pa.float32(): {4: "<f4"},
-           pa.float64(): {8: "<f8", 4: "<f4"}}
+#: fixed-width Arrow types: per byte width a serialized bound may have (a promoted column's
+#: older type is the narrower one), the numpy type it is read in and the factor to the
+#: column's unit (a date bound of a column promoted to a timestamp counts days)
+_WIDTHS = {pa.bool_(): {1: ("u1", 1)}, pa.int32(): {4: ("<i4", 1)},
+           pa.date32(): {4: ("<i4", 1)}, pa.int64(): {8: ("<i8", 1), 4: ("<i4", 1)},
+           pa.float32(): {4: ("<f4", 1)}, pa.float64(): {8: ("<f8", 1), 4: ("<f4", 1)},
+           pa.time64("us"): {8: ("<i8", 1)},
+           pa.timestamp("us"): {8: ("<i8", 1), 4: ("<i4", _DAY_US)},
+           pa.timestamp("ns"): {8: ("<i8", 1), 4: ("<i4", _DAY_NS)}}
 
 
-def _fixed_width(raw: pa.Array, widths: dict[int, str], dtype) -> tuple[np.ndarray, np.ndarray]:
+#: the Arrow storage type of the fixed-width types that are no temporal type
+_STORAGE = {pa.int32(): pa.int32(), pa.date32(): pa.int32(), pa.int64(): pa.int64(),
+            pa.float32(): pa.float32(), pa.float64(): pa.float64()}
+
+
+def _fixed_width(raw: pa.Array, widths: dict[int, tuple[str, int]],
+                 dtype) -> tuple[np.ndarray, np.ndarray]:
     """Values of a binary array whose entries are little-endian numbers of ``widths`` bytes,
-    as ``dtype``; and where an entry had one of those widths."""
+    as ``dtype`` (times the width's factor); and where an entry had one of those widths (and
+    its value times the factor fits in 64 bits)."""
     offsets = np.frombuffer(raw.buffers()[1], np.int32)[raw.offset:raw.offset + len(raw) + 1]
     data = np.frombuffer(raw.buffers()[2], np.uint8) if raw.buffers()[2] is not None \
         else np.zeros(0, np.uint8)
     sizes = np.diff(offsets)
+    if raw.null_count:
+        sizes = np.where(raw.is_valid().to_numpy(zero_copy_only=False), sizes, -1)
     values = np.zeros(len(raw), dtype)
     valid = np.zeros(len(raw), bool)
-    for width, source in widths.items():
+    for width, (source, factor) in widths.items():
         hit = sizes == width
-        if hit.any():
-            idx = offsets[:-1][hit, None] + np.arange(width)
-            values[hit] = np.ascontiguousarray(data[idx]).view(source).ravel()
-            valid |= hit
+        if not hit.any():
+            continue
+        idx = offsets[:-1][hit, None] + np.arange(width)
+        read = np.ascontiguousarray(data[idx]).view(source).ravel()
+        if factor != 1:  # (days to the column's unit: past 64 bits is unknown)
+            read = read.astype(np.int64)
+            fits = np.abs(read) <= np.iinfo(np.int64).max // factor
+            read = read[fits] * factor
+            hit[np.flatnonzero(hit)[~fits]] = False
+        values[hit] = read
+        valid |= hit
     return values, valid
 
 
 def _decode_bounds(t, atype: pa.DataType, raw: pa.Array) -> pa.Array:
-    """Serialized Iceberg bounds (a binary array) as an array of ``atype``; an entry that
-    cannot be read in the column's type is null (unknown)."""
+    """Serialized Iceberg bounds (a binary array) as an array of ``atype``, each read in the
+    type it was written in (module doc); an entry that cannot be read is null (unknown)."""
     from pyiceberg import types as it
 
-    base = atype if not pa.types.is_temporal(atype) or pa.types.is_date(atype) else pa.int64()
+    base = pa.timestamp(atype.unit) if pa.types.is_timestamp(atype) else atype
     if base in _WIDTHS:
-        dtype = {pa.bool_(): bool, pa.int32(): np.int32, pa.date32(): np.int32,
-                 pa.int64(): np.int64, pa.float32(): np.float32,
-                 pa.float64(): np.float64}[base]
-        values, valid = _fixed_width(raw, _WIDTHS[base], np.dtype(dtype) if dtype is not bool
-                                     else np.uint8)
-        if dtype is bool:
+        storage = _STORAGE.get(base, pa.int64())  # (time and timestamps: int64)
+        dtype = np.dtype(np.uint8) if base == pa.bool_() else storage.to_pandas_dtype()
+        values, valid = _fixed_width(raw, _WIDTHS[base], dtype)
+        if base == pa.bool_():
+            valid &= values <= 1  # (0 or 1: any other byte is no boolean)
             values = values != 0
         if pa.types.is_floating(atype):
             valid &= ~np.isnan(values)
-        out = pa.array(values, mask=~valid)
+        out = pa.array(values, pa.bool_() if base == pa.bool_() else storage, mask=~valid)
         return out.view(atype) if out.type != atype else out
     if pa.types.is_string(atype):
         try:
@@ -238,14 +366,26 @@ def _decode_bounds(t, atype: pa.DataType, raw: pa.Array) -> pa.Array:
         return raw
     items = raw.to_pylist()
     if isinstance(t, it.DecimalType):
-        limit = 10 ** t.precision
-        unscaled = [int.from_bytes(b, "big", signed=True) if b else None for b in items]
-        return pa.array([decimal.Decimal(u).scaleb(-t.scale) if u is not None and abs(u) < limit
-                         else None for u in unscaled], atype)
+        return _decimals([int.from_bytes(b, "big", signed=True) if b else None for b in items],
+                         t, atype)
     if pa.types.is_fixed_size_binary(atype):
         return pa.array([b if b is not None and len(b) == atype.byte_width else None
                          for b in items], atype)
     return pa.nulls(len(raw), atype)
+
+
+def _decimals(unscaled: list, t, atype: pa.DataType) -> pa.Array:
+    """Unscaled integers (None: unknown) as an exact ``decimal128`` / ``decimal256`` array of
+    ``atype``: each integer's two's-complement bytes are the array's buffer (no rounding
+    anywhere); one of more digits than the precision is null."""
+    width = atype.byte_width
+    limit = 10 ** t.precision
+    valid = np.array([u is not None and abs(u) < limit for u in unscaled], bool)
+    data = b"".join((u if ok else 0).to_bytes(width, "little", signed=True)
+                    for u, ok in zip(unscaled, valid.tolist()))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little").tobytes())
+    return pa.Array.from_buffers(atype, len(unscaled), [bitmap, pa.py_buffer(data)],
+                                 null_count=int((~valid).sum()))
 
 
 def _utf8(raw: bytes | None) -> str | None:
@@ -349,63 +489,168 @@ def _assemble(plan: list, n: int) -> list[LeafStats]:
 # ------------------------------------------------------------------------------ files
 
 
-def _entries(column: MapColumn, field_id: int) -> tuple[np.ndarray, Any]:
-    """The files and values of one column's entries in a manifest map."""
+def _entries(column: MapColumn, field_id: int, doubled: np.ndarray) -> tuple[np.ndarray, Any]:
+    """The files and values of one column's entries in a manifest map; a file that gives the
+    column twice (no telling which entry is right) is marked in ``doubled`` and left out."""
     hit = column.key == field_id
+    files = column.file[hit]
     value = column.value.filter(pa.array(hit)) if isinstance(column.value, pa.Array) \
         else column.value[hit]
-    return column.file[hit], value
+    if len(files) > 1:
+        seen, count = np.unique(files, return_counts=True)
+        twice = seen[count > 1]
+        if len(twice):
+            doubled[twice] = True
+            once = ~np.isin(files, twice)
+            files = files[once]
+            value = value.filter(pa.array(once)) if isinstance(value, pa.Array) else value[once]
+    return files, value
 
 
-def _counts(column: MapColumn, field_id: int, n: int) -> pa.Array:
-    files, value = _entries(column, field_id)
+def _counts(column: MapColumn, field_id: int, n: int, doubled: np.ndarray) -> pa.Array:
+    files, value = _entries(column, field_id, doubled)
     return _scatter(pa.array(value, mask=value < 0), files, n)
 
 
-def _fill(leaf: _Leaf, files: DataFiles) -> None:
-    """The statistics of ``leaf`` in every file, from the manifests' maps."""
+def _fill(leaf: _Leaf, files: DataFiles, odd: np.ndarray) -> None:
+    """The statistics of ``leaf`` in every file, from the manifests' maps; impossible ones
+    (module doc) are unknown, and their files marked in ``odd``."""
     from pyiceberg import types as it
 
     n = len(files.paths)
-    leaf.nulls = _counts(files.maps[NULL_COUNTS], leaf.field_id, n)
+    doubled = np.zeros(n, bool)
+    leaf.nulls = _counts(files.maps[NULL_COUNTS], leaf.field_id, n, doubled)
     if leaf.nans is not None:
-        leaf.nans = _counts(files.maps[NAN_COUNTS], leaf.field_id, n)
-    if isinstance(leaf.itype, it.UUIDType):
-        return
-    for which, bound in ((LOWER_BOUNDS, "mins"), (UPPER_BOUNDS, "maxs")):
-        where, raw = _entries(files.maps[which], leaf.field_id)
-        if leaf.byte_array:  # bounds of several row groups: PyIceberg may have skipped one
-            single = files.split_counts[where] == 1
-            where, raw = where[single], raw.filter(pa.array(single))
-        values = _decode_bounds(leaf.itype, leaf.atype, raw)
-        if leaf.is_float:  # a zero bound may be either zero (module doc)
-            zero = pc.equal(values, 0)
-            values = pc.if_else(zero, pa.scalar(-0.0 if bound == "mins" else 0.0, leaf.atype),
-                                values)
-        setattr(leaf, bound, _scatter(values, where, n))
+        leaf.nans = _counts(files.maps[NAN_COUNTS], leaf.field_id, n, doubled)
+    if not isinstance(leaf.itype, it.UUIDType):
+        for which, bound in ((LOWER_BOUNDS, "mins"), (UPPER_BOUNDS, "maxs")):
+            where, raw = _entries(files.maps[which], leaf.field_id, doubled)
+            if leaf.byte_array:  # bounds of several row groups: PyIceberg may have skipped one
+                single = files.split_counts[where] == 1
+                where, raw = where[single], raw.filter(pa.array(single))
+            values = _decode_bounds(leaf.itype, leaf.atype, raw)
+            if leaf.is_float:  # a zero bound may be either zero (module doc)
+                zero = pc.equal(values, 0)
+                values = pc.if_else(zero, pa.scalar(-0.0 if bound == "mins" else 0.0,
+                                                    leaf.atype), values)
+            setattr(leaf, bound, _scatter(values, where, n))
+    foreign = [m for m, types in enumerate(files.written) if types is not None and
+               leaf.field_id in types and not _promotable(types[leaf.field_id], leaf.itype)]
+    if foreign:  # the field id was another column when the manifest was written
+        doubled |= np.isin(files.manifest, foreign)
+        for bound in ("mins", "maxs"):
+            setattr(leaf, bound, pc.if_else(pa.array(doubled), pa.nulls(n, leaf.atype),
+                                            getattr(leaf, bound)))
+    _drop_impossible(leaf, files.record_count, doubled, odd)
+
+
+#: the promotions the Iceberg spec allows (v3: date to the timestamps), and PyIceberg's own
+#: (string and binary both ways, fixed[16] to uuid); decimals keep their scale and widen
+_PROMOTIONS = {("int", "long"), ("float", "double"), ("date", "timestamp"),
+               ("date", "timestamp_ns"), ("string", "binary"), ("binary", "string"),
+               ("fixed[16]", "uuid")}
+
+
+def _type_text(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+def _promotable(written: str, t) -> bool:
+    """Whether a column whose type was ``written`` (an Iceberg type text) when a manifest was
+    written can have the type ``t`` now (the same, or one of :data:`_PROMOTIONS`).
+
+    >>> from pyiceberg.types import DecimalType, LongType, StringType
+    >>> _promotable("int", LongType()), _promotable("long", StringType())
+    (True, False)
+    >>> _promotable("decimal(9, 2)", DecimalType(38, 2))
+    True
+    >>> _promotable("decimal(9,2)", DecimalType(38, 3))  # (the scale never changes)
+    False
+    """
+    old, new = _type_text(written), _type_text(str(t))
+    if old == new or old == "unknown" or (old, new) in _PROMOTIONS:
+        return True
+    old_decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", old)
+    new_decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", new)
+    if old_decimal and new_decimal:
+        (p, s), (q, r) = (map(int, m.groups()) for m in (old_decimal, new_decimal))
+        return s == r and p <= q
+    return False
+
+
+def _known(array: pa.Array) -> np.ndarray:
+    return array.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _ints(array: pa.Array) -> np.ndarray:
+    return array.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _drop_impossible(leaf: _Leaf, records: np.ndarray, doubled: np.ndarray,
+                     odd: np.ndarray) -> None:
+    """Statistics that contradict each other (module doc) become unknown; their files are
+    marked in ``odd`` (for one warning each)."""
+    rows = records >= 0
+    nulls, known_nulls = _ints(leaf.nulls), _known(leaf.nulls)
+    bad_nulls = known_nulls & rows & (nulls > records)
+    if leaf.nans is not None:
+        nans, known_nans = _ints(leaf.nans), _known(leaf.nans)
+        bad_nans = known_nans & rows & ((nans > records) |
+                                        (known_nulls & (nans + nulls > records)))
+        bad_nulls |= bad_nans & known_nulls & (nans + nulls > records)
+    else:
+        bad_nans = np.zeros(len(records), bool)
+    both = _known(leaf.mins) & _known(leaf.maxs)
+    crossed = both & pc.fill_null(pc.greater(leaf.mins, leaf.maxs), False) \
+        .to_numpy(zero_copy_only=False)
+    # bounds beside "every row is null": one of them is wrong; the bounds keep more
+    bounded = _known(leaf.mins) | _known(leaf.maxs)
+    bad_nulls |= known_nulls & rows & bounded & (nulls == records) & (records > 0)
+    bad_bounds = crossed | doubled
+    bad_nulls |= doubled
+    bad_nans |= doubled
+    if bad_bounds.any():
+        mask = pa.array(bad_bounds)
+        leaf.mins = pc.if_else(mask, pa.nulls(len(mask), leaf.atype), leaf.mins)
+        leaf.maxs = pc.if_else(mask, pa.nulls(len(mask), leaf.atype), leaf.maxs)
+    if bad_nulls.any():
+        leaf.nulls = pc.if_else(pa.array(bad_nulls), pa.nulls(len(records), pa.int64()),
+                                leaf.nulls)
+    if leaf.nans is not None and bad_nans.any():
+        leaf.nans = pc.if_else(pa.array(bad_nans), pa.nulls(len(records), pa.int64()),
+                               leaf.nans)
+    odd |= bad_bounds | bad_nulls | bad_nans
 
 
 def _identity(leaf: _Leaf, files: np.ndarray, values: list, records: np.ndarray) -> None:
-    """Exact statistics of an identity-partition column in ``files``: every row holds the
-    file's partition value (a null partition: every row is null; NaN: no bound)."""
+    """Exact statistics of an identity-partition column in ``files`` (values from
+    :func:`_partition_value`): every row holds the file's partition value (a null partition:
+    every row is null; NaN: every row is NaN, no bound; a value that cannot be read: the
+    column is unknown in that file)."""
     n = len(leaf.mins)
-    lows, highs, nulls = [None] * n, [None] * n, [None] * n
+    lows, highs, nulls, nans = [None] * n, [None] * n, [None] * n, [None] * n
     hit = np.zeros(n, bool)
     hit[files] = True
     for i, value in zip(files.tolist(), values):
-        if value is None:
-            nulls[i] = int(records[i])
+        rows = int(records[i]) if records[i] >= 0 else None
+        if value is UNREADABLE:
             continue
-        nulls[i] = 0
-        value = _normalize(leaf.itype, value)
-        if value is not None and leaf.is_float and value == 0:
-            lows[i], highs[i] = -0.0, 0.0
+        if value is None:
+            nulls[i], nans[i] = rows, 0
+        elif isinstance(value, float) and math.isnan(value):
+            nulls[i], nans[i] = 0, rows
         else:
-            lows[i] = highs[i] = value
+            nulls[i], nans[i] = 0, 0
+            if leaf.is_float and value == 0:
+                lows[i], highs[i] = -0.0, 0.0
+            else:
+                lows[i] = highs[i] = value
     mask = pa.array(hit)
-    leaf.mins = pc.if_else(mask, pa.array(lows, leaf.atype), leaf.mins)
-    leaf.maxs = pc.if_else(mask, pa.array(highs, leaf.atype), leaf.maxs)
+    leaf.mins = pc.if_else(mask, _array(lows, leaf.atype), leaf.mins)
+    leaf.maxs = pc.if_else(mask, _array(highs, leaf.atype), leaf.maxs)
     leaf.nulls = pc.if_else(mask, pa.array(nulls, pa.int64()), leaf.nulls)
+    if leaf.nans is not None:
+        leaf.nans = pc.if_else(mask, pa.array(nans, pa.int64()), leaf.nans)
 
 
 #: a local ``file:`` URI's scheme and authority (``file:///p``, ``file://localhost/p``,
@@ -427,9 +672,11 @@ def _local_paths(locations: pa.Array) -> pa.Array:
     return paths
 
 
-def _partitions(table, schema, files: DataFiles, leaves: dict[int, _Leaf]) -> dict[str, pa.Array]:
+def _partitions(table, schema, files: DataFiles, leaves: dict[int, _Leaf],
+                odd: np.ndarray) -> dict[str, pa.Array]:
     """``partition_values`` (one typed array per partition field name); sets the identity
-    columns' exact statistics on the way."""
+    columns' exact statistics on the way. A value that cannot be read is null there (and
+    its file marked in ``odd``)."""
     from pyiceberg.transforms import IdentityTransform
 
     specs = table.specs()
@@ -468,16 +715,32 @@ def _partitions(table, schema, files: DataFiles, leaves: dict[int, _Leaf]) -> di
             except Exception:  # noqa: BLE001 - a source column dropped from the schema
                 continue
             value = _partition_value(rtype, record[key])
+            if value is UNREADABLE:
+                odd[i] = True
             name = names.get((spec_id, pos))
-            if name is not None:
-                columns[name][2][i] = _normalize(columns[name][0], value)
+            if name is not None and value is not UNREADABLE:
+                columns[name][2][i] = value
             if pf.source_id in leaves and isinstance(pf.transform, IdentityTransform):
                 where, values = identity.setdefault(pf.source_id, ([], []))
                 where.append(i)
                 values.append(value)
     for source_id, (where, values) in identity.items():
         _identity(leaves[source_id], np.asarray(where, np.int64), values, files.record_count)
-    return {name: pa.array(values, atype) for name, (_, atype, values) in columns.items()}
+    return {name: _array(values, atype) for name, (_, atype, values) in columns.items()}
+
+
+def _array(values: list, atype: pa.DataType) -> pa.Array:
+    """``values`` as an array of ``atype``; a value that does not fit it is null."""
+    try:
+        return pa.array(values, atype)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        out = []
+        for v in values:
+            try:
+                out.append(pa.scalar(v, atype).as_py())
+            except (pa.ArrowException, OverflowError, TypeError, ValueError):
+                out.append(None)
+        return pa.array(out, atype)
 
 
 # ------------------------------------------------------------------------------ entry point
@@ -498,14 +761,39 @@ def _load(table, name):
             raise StatsError("a catalog was given: name= must name the table, e.g. 'db.events'")
         from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+        ident = name if isinstance(name, str) else ".".join(map(str, name))
+        where = f"Iceberg table {ident!r} of catalog {table.name!r}"
         try:
             return table.load_table(name)
         except (NoSuchTableError, NoSuchNamespaceError) as e:
-            ident = name if isinstance(name, str) else ".".join(name)
-            raise StatsError(f"Iceberg table {ident!r} does not exist in catalog "
-                             f"{table.name!r}: {e}", containers=[ident]) from None
+            raise stats_error(where, f"it does not exist ({e})") from None
+        except Exception as e:  # noqa: BLE001 - metadata the catalog cannot read or parse
+            file = _metadata_file(e)
+            if file is None:
+                raise stats_error(where, f"its metadata cannot be loaded: "
+                                         f"{type(e).__name__}: {e}") from None
+            raise stats_error(file, f"the metadata of {where} cannot be loaded: "
+                                    f"{type(e).__name__}: {e}") from None
     raise StatsError("stats_from_iceberg takes a pyiceberg Table, or a Catalog and name=, not "
                      f"{type(table).__name__}")
+
+
+def _metadata_file(error: BaseException) -> str | None:
+    """The metadata file a catalog was reading when it raised ``error``, when a frame of the
+    traceback names it (PyIceberg's catalogs hold it as ``metadata_location``, its reader as
+    ``input_file``); None otherwise. For the message only."""
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        names = tb.tb_frame.f_locals
+        location = names.get("metadata_location")
+        if isinstance(location, str):
+            found = location
+        location = getattr(names.get("input_file"), "location", None)
+        if isinstance(location, str):
+            found = location
+        tb = tb.tb_next
+    return found
 
 
 def stats_from_iceberg(table, name=None) -> StatsTable:
@@ -513,7 +801,8 @@ def stats_from_iceberg(table, name=None) -> StatsTable:
 
     ``table`` is a pyiceberg ``Table``, or a pyiceberg ``Catalog`` with ``name`` the table
     identifier (``"db.events"``). The layout is ``collect_stats(..., granularity="file")``'s;
-    the mapping and the bound rules are in the module documentation.
+    the mapping, the bound rules and ``metadata["iceberg"]`` are in the module
+    documentation. Every failure to read the table is a :class:`StatsError` naming the file.
 
     Example::
 
@@ -524,25 +813,88 @@ def stats_from_iceberg(table, name=None) -> StatsTable:
         pe.prune(stats, "user_id IN (7, 9)")
     """
     table = _load(table, name)
+    try:
+        return _stats(table)
+    except PruneEngineError:
+        raise
+    except Exception as e:  # noqa: BLE001 - never a third-party exception (module doc)
+        where = getattr(table, "metadata_location", None) or "the Iceberg table"
+        raise stats_error(where, f"cannot read the Iceberg table's statistics: "
+                                 f"{type(e).__name__}: {e}") from None
+
+
+def _stats(table) -> StatsTable:
     schema = table.schema()
     snapshot = table.current_snapshot()
     files = data_files(table.io, manifest_list(table.io, snapshot) if snapshot else [])
     n = len(files.paths)
     leaves: dict[int, _Leaf] = {}
     plan = _plan(schema.fields, n, leaves)
+    odd = np.zeros(n, bool)
     for leaf in leaves.values():
-        _fill(leaf, files)
-    parts = _partitions(table, schema, files, leaves)
+        _fill(leaf, files, odd)
+    parts = _partitions(table, schema, files, leaves, odd)
     paths = _local_paths(files.paths)
+    _warn(paths, odd, files.unused)
     extra = {}
     if parts:
         extra[layout.PARTITION_VALUES] = pa.StructArray.from_arrays(
             list(parts.values()), names=list(parts)) if n else \
             pa.array([], pa.struct([(k, v.type) for k, v in parts.items()]))
-    out = stats_table(paths, files.record_count, _assemble(plan, n), extra=extra,
+    records = pa.array(files.record_count, pa.int64(), mask=files.record_count < 0)
+    out = stats_table(paths, records, _assemble(plan, n), extra=extra,
                       leading={layout.PATH: paths, layout.ROW_GROUP: pa.nulls(n, pa.int32())})
-    metadata = {"iceberg": {
+    meta: dict[str, Any] = {
         "table": ".".join(table.name()) if hasattr(table, "name") else None,
         "snapshot_id": snapshot.snapshot_id if snapshot is not None else None,
-        "schema_id": schema.schema_id, "delete_files": files.delete_files}}
-    return StatsTable(out, metadata)
+        "schema_id": schema.schema_id, "schema": json.loads(schema.model_dump_json()),
+        "delete_files": files.delete_files, "deletes": _deletes(files)}
+    if files.unused:
+        where = {m: i for i, m in enumerate(files.manifest_paths)}
+        meta["unused_statistics"] = [
+            {"manifest": m, "why": why,
+             "files": paths.filter(pa.array(files.source == where[m])).to_pylist()}
+            for m, why in files.unused]
+    return StatsTable(out, {"iceberg": meta})
+
+
+def _deletes(files: DataFiles) -> list[dict]:
+    """``metadata["iceberg"]["deletes"]`` (module doc)."""
+    if not files.deletes:
+        return []
+    located = _local_paths(pa.array([d.path for d in files.deletes] +
+                                    [d.referenced_data_file for d in files.deletes],
+                                    pa.string())).to_pylist()
+    k = len(files.deletes)
+    out = []
+    for d, path, referenced in zip(files.deletes, located[:k], located[k:]):
+        entry = {"path": path,
+                 "content": "equality" if d.content == EQUALITY_DELETES else "position",
+                 "file_format": d.file_format, "record_count": d.record_count,
+                 "referenced_data_file": referenced, "sequence_number": d.sequence_number,
+                 "spec_id": d.spec_id}
+        if d.content == EQUALITY_DELETES:
+            entry["equality_ids"] = list(d.equality_ids)
+        out.append(entry)
+    return out
+
+
+def _warn(paths: pa.Array, odd: np.ndarray, unused: list[tuple[str, str]]) -> None:
+    """One warning per data file whose statistics were impossible or unreadable (up to
+    :data:`_WARN_FILES`, then one for the rest), and one per manifest whose statistics maps
+    could not be matched."""
+    bad = np.flatnonzero(odd)
+    names = paths.take(pa.array(bad[:_WARN_FILES])).to_pylist() if len(bad) else []
+    for name in names:
+        warnings.warn(f"prune_engine: {name}: its Iceberg statistics are impossible or "
+                      "unreadable in part; those are left unknown", stacklevel=4)
+    if len(bad) > _WARN_FILES:
+        warnings.warn(f"prune_engine: {len(bad) - _WARN_FILES} more data files have Iceberg "
+                      "statistics that are impossible or unreadable in part; those are left "
+                      "unknown", stacklevel=4)
+    why: dict[str, list[str]] = {}
+    for manifest, text in unused:
+        why.setdefault(manifest, []).append(text)
+    for manifest, texts in why.items():
+        warnings.warn(f"prune_engine: {manifest}: statistics left unused, unknown in its "
+                      f"files: {'; '.join(texts)}", stacklevel=4)

@@ -56,7 +56,8 @@ ELEMENT_KEY = b"prune_engine.element"
 
 #: schema-metadata key of the saved stats format version
 FORMAT_VERSION_KEY = b"prune_engine.stats_format"
-FORMAT_VERSION = 1
+#: 2: a saved file carries its checksum (:mod:`prune_engine.stats.io`); 1: it did not
+FORMAT_VERSION = 2
 
 
 def element_field(name: str, element_type: pa.DataType, kind: str = "list") -> pa.Field:

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, listed
 from prune_engine.stats import layout
 from prune_engine.stats.table import StatsTable
 
@@ -100,7 +100,7 @@ def declare_nan_free(stats: StatsTable, names: Sequence[str] | None) -> StatsTab
     for name in names:
         if name not in leaves:
             raise StatsError(f"nan_free= names {name!r}, which is not a column of the "
-                             f"statistics; columns: {', '.join(leaves) or 'none'}", column=name)
+                             f"statistics; columns: {listed(leaves) or 'none'}", column=name)
         path, typ, element = leaves[name]
         if not pa.types.is_floating(typ):
             raise StatsError(f"nan_free= names {name!r}, a column of type {typ}; only float "
@@ -145,4 +145,4 @@ def _refuse_counted_nans(stats: StatsTable, nan_count: pa.StructArray | None, na
             if layout.CONTAINER in stats.table.column_names else np.flatnonzero(found)[:10].tolist()
         raise StatsError(f"nan_free= declares {name!r} free of NaN, but the statistics count "
                          f"NaN in it (nan_count > 0) in {int(found.sum())} container(s), "
-                         f"first: {', '.join(map(str, where))}", column=name, containers=where)
+                         f"first: {listed(map(str, where))}", column=name, containers=where)

@@ -1,10 +1,12 @@
 """Statistics from Parquet footers alone: no data page is read.
 
 The footer is decoded by the numba kernels of :mod:`._thrift` (tens of microseconds per file,
-without the GIL); pyarrow reads only the schema, once per distinct schema. Each column chunk's
-statistics are raw *physical* values; their meaning comes from the logical type. This module
-turns them into true bounds of the column's Arrow type (the type ``pyarrow.parquet`` reads the
-column as):
+without the GIL); pyarrow reads only the schema, once per distinct schema, and is given
+nothing else of the footer (:func:`schema_file`): whether a file is accepted, and its
+statistics, never depend on what the process read before. Each column chunk's statistics are
+raw *physical* values; their meaning comes from the logical type. This module turns them into
+true bounds of the column's Arrow type (the type ``pyarrow.parquet`` reads the column as,
+INT96 as microseconds):
 
 - Which bounds: ``min_value`` / ``max_value`` when the file has column orders (every writer
   since parquet-format 2.4), each side on its own (a missing side is unknown on that side);
@@ -17,19 +19,34 @@ column as):
 - ``BYTE_ARRAY`` / ``FIXED_LEN_BYTE_ARRAY``: strings and binaries as they are (a truncated min
   and an incremented max, as parquet-java writes, are still bounds; a min cut inside a UTF-8
   sequence is cut back to whole characters, such a max is unknown), decimals as big-endian
-  two's complement of any width.
+  two's complement of any width. A column whose stored Arrow schema says ``string_view`` or
+  ``binary_view`` (deltalake in some versions) has ``string`` / ``binary`` statistics, and a
+  dictionary column those of its values (:func:`~prune_engine.stats.unify.plain_type`).
 - ``FLOAT`` / ``DOUBLE``: a min of ``+0.0`` may hide a ``-0.0``, so it widens to ``-0.0``; a max of
   ``-0.0`` widens to ``+0.0``; a NaN bound is unknown (parquet-java writes a NaN max when
   the chunk holds NaN; its min is still a bound). ``nan_count`` (for every float leaf; null =
   unknown) is the footer's ``Statistics.nan_count`` where the writer set it (field 9,
-  parquet-format 2.13, PARQUET-2249; a count that does not fit the chunk's values is
-  unknown); else ``0`` where the chunk is all null, or where its dictionary page was read
+  parquet-format 2.13, PARQUET-2249; a count the chunk cannot hold is impossible, see
+  below); else ``0`` where the chunk is all null, or where its dictionary page was read
   (``dictionaries=``) and holds no NaN, since every data page of such a chunk uses it; else
   unknown: pyarrow and parquet-java (so Spark) do not write it.
 - ``INT96``, ``Float16`` and chunks without statistics are unknown; string bounds from
   writers with PARQUET-251 (parquet-mr before 1.8.0) are dropped. Null counts are read for
   every chunk that has them.
+- Timestamps whose values may leave the nanosecond range (years 1677 to 2262) are held in
+  microseconds (the zone kept), as Spark reads them: ``INT96`` (Spark's default; pyarrow reads
+  it with ``coerce_int96_timestamp_unit="us"``) and a column stored coarser than an Arrow
+  schema's nanoseconds. A far-future sentinel (``9999-12-31``) is then a value like any other,
+  not a literal that folds to FALSE.
+- Decimal bounds are exact at any width (Python integers, no decimal context); one with more
+  digits than the type's precision, or a fixed-length one not of the column's width, is
+  unknown.
 - A chunk whose null count equals its value count is all-null (its null count is kept).
+- **Impossible statistics are unknown, not trusted** (:mod:`.trust`: what, and why): a chunk
+  whose counts or bounds cannot be, whose Bloom filter denies its own exact bounds or lies
+  where no filter can, or whose dictionary page fails its CRC or lies outside the chunk, reads
+  as unknown (bounds, counts, Bloom filter, dictionary), with the reason kept in its footer
+  for one warning per file; a row count its value counts contradict is unknown.
 - Leaves inside lists and maps become element statistics; a leaf's null count there counts
   every missing element slot (null or empty lists too), an upper bound of the null elements.
 - With ``bloom=``, the chunks' Bloom filters are read while the file is open, at the offsets
@@ -66,14 +83,15 @@ from prune_engine._lazy import LazyModule
 from prune_engine._warm import Kernels
 from prune_engine.bloom import encoding as bloom_encoding
 from prune_engine.bloom.read import read_filters
-from prune_engine.errors import StatsError
-from prune_engine.stats import dictionary
+from prune_engine.errors import StatsError, one_line
+from prune_engine.stats import dictionary, trust
 from prune_engine.stats.from_arrow import (
     LeafStats,
     element_stats,
     group_aggregate,
     struct_stats,
 )
+from prune_engine.stats.unify import plain_type
 
 __all__ = ["read_footer", "group_stats", "FileFooter"]
 
@@ -98,6 +116,8 @@ class LeafPlan:
     physical: str  # the Parquet physical type ("INT32", "BYTE_ARRAY", ...)
     scale: int = 0  # decimals
     width: int | None = None  # FIXED_LEN_BYTE_ARRAY
+    path: str = ""  # the dotted Parquet column path, for messages
+    repeated: bool = False  # inside a list or map: values per row vary
 
     @functools.cached_property
     def bloom(self) -> str | None:
@@ -131,6 +151,7 @@ class FooterPlan:
     trust_new: np.ndarray = field(init=False)  # min_value / max_value are bounds
     trust_old: np.ndarray = field(init=False)  # the deprecated min / max are bounds
     is_bytes: np.ndarray = field(init=False)  # string / binary bounds (PARQUET-251)
+    repeated: np.ndarray = field(init=False)  # leaves inside lists / maps
     paths: dict[int, str] = field(init=False)  # dotted path of each leaf outside lists / maps
 
     def __post_init__(self):
@@ -143,6 +164,7 @@ class FooterPlan:
         self.trust_old = np.array([leaf.kind in (BOOL, INT, FLOAT, DEC_INT) for leaf in leaves],
                                   bool)
         self.is_bytes = np.array([leaf.kind == BYTES for leaf in leaves], bool)
+        self.repeated = np.array([leaf.repeated for leaf in leaves], bool)
         self.paths = dict(_struct_paths(self.nodes))
 
     def bloom_leaves(self, wanted) -> list[tuple[int, str]]:
@@ -189,20 +211,40 @@ class FileFooter:
     dictionary_problems: list[str] = field(default_factory=list)  # pages not used, and why
     #: dotted paths of the float leaves with a dictionary page that holds NaN (its set unknown)
     nan_dictionaries: set[str] = field(default_factory=set)
+    #: chunks ``(row group, leaf j)`` whose statistics are impossible, so unknown: why
+    untrusted: dict[tuple[int, int], str] = field(default_factory=dict)
+    #: why the row groups' row counts are unknown (the file's contradicts their sum), or None
+    rows_untrusted: str | None = None
+    #: where the pages of every column chunk lie, when indexes are read
+    layout: trust.Layout | None = None
+
+    def distrust(self, r: int, j: int, why: str) -> None:
+        """Mark chunk ``(r, j)`` impossible (the first reason stays): its statistics, Bloom
+        filter and dictionary are unknown."""
+        self.untrusted.setdefault((r, j), why)
+        path = self.plan.paths.get(self.plan.leaves[j].index)
+        for index in (self.blooms, self.dictionaries):
+            if path in index:
+                index[path][r] = None
+
+    def problems(self) -> list[str]:
+        """What this file says that cannot be (each made unknown), one line each."""
+        out = [] if self.rows_untrusted is None else [self.rows_untrusted]
+        return out + [f"row group {r}: {why}" for (r, _), why in sorted(self.untrusted.items())]
 
 
 # ------------------------------------------------------------------------------ plans
 
 
-def _value_type(typ: pa.DataType) -> pa.DataType:
-    if pa.types.is_dictionary(typ):
-        return _value_type(typ.value_type)
-    if isinstance(typ, pa.BaseExtensionType):
-        return _value_type(typ.storage_type)
-    return typ
-
-
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+
+
+def _wide_timestamp(target: pa.DataType) -> pa.DataType:
+    """A nanosecond timestamp type as microseconds (same zone): the statistics' type of a leaf
+    whose values may leave the nanosecond range (years 1677 to 2262), as Spark reads them."""
+    if pa.types.is_timestamp(target) and target.unit == "ns":
+        return pa.timestamp("us", target.tz)
+    return target
 
 
 def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
@@ -211,14 +253,16 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
     logical = json.loads(column.logical_type.to_json())
     ltype = logical.get("Type")
     converted = column.converted_type
+    where = {"path": column.path, "repeated": column.max_repetition_level > 0}
     if pa.types.is_null(target):
-        return LeafPlan(index, name, UNKNOWN, target, None, physical)
+        return LeafPlan(index, name, UNKNOWN, target, None, physical, **where)
     if ltype == "Decimal" or converted == "DECIMAL":
         kind = DEC_INT if physical in ("INT32", "INT64") else DEC_BYTES
         return LeafPlan(index, name, kind, target, None, physical, scale=column.scale,
-                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None)
+                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None,
+                        **where)
     if physical == "BOOLEAN":
-        return LeafPlan(index, name, BOOL, target, pa.bool_(), physical)
+        return LeafPlan(index, name, BOOL, target, pa.bool_(), physical, **where)
     if physical in ("INT32", "INT64"):
         unsigned = (ltype == "Int" and not logical.get("isSigned", True)) or (
             converted is not None and str(converted).startswith("UINT"))
@@ -229,6 +273,8 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
             zone = target.tz if pa.types.is_timestamp(target) else (
                 "UTC" if logical.get("isAdjustedToUTC") else None)
             via = pa.timestamp(unit, zone)
+            if unit != "ns":  # stored coarser than an Arrow schema's nanoseconds: any year
+                target = _wide_timestamp(target)
         elif ltype == "Time" or converted in ("TIME_MILLIS", "TIME_MICROS"):
             unit = _UNITS.get(logical.get("timeUnit"), "ms" if converted == "TIME_MILLIS"
                               else "us")
@@ -238,13 +284,16 @@ def _leaf_plan(index: int, name: str, column, target: pa.DataType) -> LeafPlan:
         elif pa.types.is_duration(target):
             via = target
         kind = UINT if unsigned else INT
-        return LeafPlan(index, name, kind, target, via, physical)
+        return LeafPlan(index, name, kind, target, via, physical, **where)
     if physical in ("FLOAT", "DOUBLE"):
-        return LeafPlan(index, name, FLOAT, target, pa.float64(), physical)
+        return LeafPlan(index, name, FLOAT, target, pa.float64(), physical, **where)
     if physical == "BYTE_ARRAY" or (physical == "FIXED_LEN_BYTE_ARRAY" and ltype != "Float16"):
         return LeafPlan(index, name, BYTES, target, pa.binary(), physical,
-                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None)
-    return LeafPlan(index, name, UNKNOWN, target, None, physical)  # INT96, Float16, ...
+                        width=column.length if physical == "FIXED_LEN_BYTE_ARRAY" else None,
+                        **where)
+    if physical == "INT96":  # Julian day and nanoseconds, any year: microseconds (as Spark)
+        target = _wide_timestamp(target)
+    return LeafPlan(index, name, UNKNOWN, target, None, physical, **where)  # INT96, Float16
 
 
 def _schema_nodes(schema: pa.Schema, pq_schema) -> list[Node]:
@@ -267,7 +316,7 @@ def _schema_nodes(schema: pa.Schema, pq_schema) -> list[Node]:
         index = next(counter, None)
         if index is None:
             raise StatsError("the Parquet schema has fewer leaf columns than its Arrow schema")
-        target = _value_type(typ)
+        target = plain_type(typ)  # what a dictionary or a view holds (see the module doc)
         return Node(f.name, "leaf", plan=_leaf_plan(index, f.name, pq_schema.column(index),
                                                     target))
 
@@ -329,27 +378,76 @@ PHYSICAL_CODES = {"BOOLEAN": 0, "INT32": 1, "INT64": 2, "INT96": 3, "FLOAT": 4, 
                   "BYTE_ARRAY": 6, "FIXED_LEN_BYTE_ARRAY": 7}
 
 
+#: the key of the Arrow schema pyarrow stores in a footer's key-value metadata
+ARROW_SCHEMA = b"ARROW:schema"
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _binary(raw: bytes) -> bytes:
+    return _uvarint(len(raw)) + raw
+
+
+def schema_file(schema: bytes, arrow: bytes | None) -> bytes:
+    """A Parquet file of no row groups whose ``FileMetaData`` holds only the version, the raw
+    bytes of a footer's schema (its list, as :func:`._thrift.decode_footer` delimits it) and
+    the footer's ``ARROW:schema`` entry, if any: all pyarrow is given of a footer.
+
+    pyarrow thus reads the schema, the one part it must (logical types, the Arrow schema), and
+    never the row groups, whose verdict is the kernels' alone: so a footer is accepted or
+    refused, with the same statistics, whatever the process read before (the plans are cached
+    by exactly these bytes).
+
+    >>> import io, pyarrow as pa, pyarrow.parquet as pq
+    >>> from prune_engine.stats import _thrift
+    >>> buf = io.BytesIO(); pq.write_table(pa.table({"x": [1]}), buf)
+    >>> footer = _tail(lambda n, at: buf.getvalue()[at:at + n], len(buf.getvalue()))
+    >>> info, _, _ = _thrift.decode_footer(footer)
+    >>> raw = footer[info[_thrift.F_SCHEMA_START]:info[_thrift.F_SCHEMA_END]].tobytes()
+    >>> pq.read_metadata(pa.BufferReader(schema_file(raw, None))).schema.names
+    ['x']
+    """
+    meta = bytearray(b"\x15\x02")  # 1: version 1 (i32)
+    meta += b"\x19" + schema  # 2: schema (list<SchemaElement>)
+    meta += b"\x16\x00"  # 3: num_rows 0 (i64)
+    meta += b"\x19\x0c"  # 4: row_groups, an empty list<RowGroup>
+    if arrow is not None:  # 5: key_value_metadata, one KeyValue
+        meta += b"\x19\x1c\x18" + _binary(ARROW_SCHEMA) + b"\x18" + _binary(arrow) + b"\x00"
+    meta += b"\x00"
+    return MAGIC + bytes(meta) + struct.pack("<I", len(meta)) + MAGIC
+
+
 def _plan(footer: np.ndarray, info: np.ndarray, columns: tuple[str, ...] | None
           ) -> tuple[tuple, FooterPlan]:
-    """The plan of a footer's schema, made once per distinct schema (by its raw bytes)."""
+    """The plan of a footer's schema, made once per distinct schema (by its raw bytes and
+    those of its ``ARROW:schema``: pyarrow sees nothing else, :func:`schema_file`)."""
     schema_bytes = footer[info[_thrift.F_SCHEMA_START]:info[_thrift.F_SCHEMA_END]].tobytes()
     arrow_off, arrow_len = info[_thrift.F_ARROW_OFF], info[_thrift.F_ARROW_LEN]
     arrow_bytes = footer[arrow_off:arrow_off + arrow_len].tobytes() if arrow_off >= 0 else None
     key = (schema_bytes, arrow_bytes, columns)
     plan = _PLANS.get(key)
     if plan is None:
-        # pyarrow reads the schema (once per schema): the footer framed as a file
-        framed = MAGIC + footer[:-1].tobytes() + struct.pack("<I", footer.size - 1) + MAGIC
-        metadata = pq.read_metadata(pa.BufferReader(framed))
+        # INT96 read as microseconds, as Spark reads it: no wrap-around past 2262
         try:
-            schema = metadata.schema.to_arrow_schema()
-        except (pa.ArrowException, ValueError) as e:
-            raise StatsError(f"cannot derive an Arrow schema from the Parquet schema: {e}") \
-                from None
-        every = _schema_nodes(schema, metadata.schema)
+            parquet_file = pq.ParquetFile(pa.BufferReader(schema_file(schema_bytes,
+                                                                      arrow_bytes)),
+                                          coerce_int96_timestamp_unit="us")
+            parquet_schema = parquet_file.metadata.schema
+            schema = parquet_file.schema_arrow
+        except (pa.ArrowException, OSError, ValueError) as e:
+            raise StatsError(f"cannot derive an Arrow schema from the Parquet schema: "
+                             f"{one_line(str(e))}") from None
+        every = _schema_nodes(schema, parquet_schema)
         nodes = _select(every, columns)
         plan = FooterPlan(nodes, _leaves(nodes), known_columns(every), schema,
-                          len(metadata.schema))
+                          len(parquet_schema))
         with _PLANS_LOCK:
             if len(_PLANS) > 1000:
                 _PLANS.clear()
@@ -429,13 +527,18 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
     file object; ``path`` names the file in the result. ``bloom`` (True, or column names):
     also read those leaves' Bloom filters, while the file is open; ``dictionaries`` likewise
-    their dictionary pages of at most ``dictionary_bytes`` (:mod:`.dictionary`). Raises ``OSError`` when
-    the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` when it is not
-    valid Parquet.
+    their dictionary pages of at most ``dictionary_bytes`` (:mod:`.dictionary`). A Bloom filter
+    or dictionary page that cannot be where the footer puts it, or that contradicts the
+    chunk's bounds, makes that chunk's statistics unknown (``FileFooter.untrusted``). Raises
+    ``OSError`` when the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` /
+    :class:`~prune_engine.errors.StatsError` when it is not valid Parquet.
     """
     with _opened(source, filesystem) as (read_at, size):
         footer = _tail(read_at, size, TAIL_GUESS if filesystem is not None else 0)
-        result = _decode(footer, path, columns)
+        indexes = bool(bloom or dictionaries)
+        # the footer (and its length and magic) starts where the pages end
+        result = _decode(footer, path, columns, pages_end=size - 8 - (footer.size - 1)
+                         if indexes else None)
         if bloom:
             _read_blooms(result, bloom, read_at, size)
         if dictionaries:
@@ -459,9 +562,15 @@ def _warm_up(compiled) -> None:
 FOOTER_KERNELS = Kernels("prune_engine.stats._thrift", ("decode_footer", "select_stats"),
                          _warm_up, "prune_engine.stats.parquet:FOOTER_KERNELS")
 
+#: row counts at or past this are impossible (they would not even sum exactly)
+MAX_ROWS = 1 << 53
+
 
 def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None,
-            kernels=None) -> FileFooter:
+            kernels=None, pages_end: int | None = None) -> FileFooter:
+    """The :class:`FileFooter` of footer bytes (as :func:`_tail` gives them); with
+    ``pages_end`` (where the footer starts in the file), also the chunks' layout
+    (:class:`.trust.Layout`)."""
     kernels = kernels or FOOTER_KERNELS.get()
     try:
         info, chunks, num_rows = kernels.decode_footer(footer)
@@ -470,9 +579,9 @@ def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None,
     if (num_rows < 0).any():
         raise ValueError("corrupt footer: a row group has no row count")
     key, plan = _plan(footer, info, columns)
-    if info[_thrift.F_COLUMNS] not in (plan.num_columns, 0):
-        raise ValueError(f"corrupt footer: row groups have {info[_thrift.F_COLUMNS]} columns, "
-                         f"the schema {plan.num_columns}")
+    if len(num_rows) and info[_thrift.F_COLUMNS] != plan.num_columns:
+        raise ValueError(f"corrupt footer: row groups have {info[_thrift.F_COLUMNS]} column "
+                         f"chunks, the schema {plan.num_columns} columns")
     created = info[_thrift.F_CREATED_BY_OFF]
     created_by = footer[created:created + info[_thrift.F_CREATED_BY_LEN]].tobytes().decode(
         "utf-8", "replace") if created >= 0 else None
@@ -485,44 +594,86 @@ def _decode(footer: np.ndarray, path: str, columns: tuple[str, ...] | None,
     use_new = orders == plan.num_columns and info[_thrift.F_TYPE_ORDERS] == orders
     data, rows = kernels.select_stats(footer, chunks, plan.num_columns, plan.leaf_index,
                                       plan.leaf_type, trust_new, trust_old, use_new)
-    return FileFooter(path, key, plan, num_rows, data, rows)
+    result = FileFooter(path, key, plan, num_rows, data, rows)
+    total = sum(num_rows.tolist())
+    said = int(info[_thrift.F_NUM_ROWS])
+    if total >= MAX_ROWS:
+        result.rows_untrusted = f"the row counts (sum {total}) are too large to be true"
+    elif said >= 0 and said != total:
+        result.rows_untrusted = (f"the row groups' row counts (sum {total}) contradict the "
+                                 f"file's ({said})")
+    if pages_end is not None:
+        result.layout = trust.Layout.of(chunks, pages_end)
+    return result
 
 
 def _read_blooms(footer: FileFooter, wanted, read_at, size: int) -> None:
-    """Read the Bloom filters of the wanted leaves of every row group into ``footer``."""
+    """Read the Bloom filters of the wanted leaves of every row group into ``footer``; a
+    filter out of place, or one that answers "absent" for its chunk's own exact min or max,
+    makes the chunk untrusted."""
     plan = footer.plan
     width = len(plan.leaves)
     offsets = footer.rows[:, _thrift.S_BLOOM_OFF].tolist()
     lengths = footer.rows[:, _thrift.S_BLOOM_LEN].tolist()
     # with bloom=True, only the leaves this file wrote filters for
     chosen = [(j, p) for j, p in plan.bloom_leaves(wanted)
-              if wanted is not True or max(offsets[j::width], default=-1) >= 0]
-    places = [(offsets[r * width + j], lengths[r * width + j])
-              for j, _ in chosen for r in range(len(footer.num_rows))]
-    words, problems = read_filters(read_at, size, places)
+              if wanted is not True or any(o != -1 for o in offsets[j::width])]
     groups = len(footer.num_rows)
+    chunks = [(r, j) for j, _ in chosen for r in range(groups)]
+    places = [(offsets[r * width + j], lengths[r * width + j]) for r, j in chunks]
+    layout = footer.layout
+    words, problems, impossible = read_filters(
+        read_at, size, places, layout.misplaced if layout is not None else None)
     for k, (j, leaf_path) in enumerate(chosen):
         footer.blooms[leaf_path] = words[k * groups:(k + 1) * groups]
         footer.bloom_tokens[leaf_path] = plan.leaves[j].bloom
+    for i, why in impossible.items():
+        r, j = chunks[i]
+        footer.distrust(r, j, f"the Bloom filter of {plan.leaves[j].path} {why}")
     footer.bloom_bytes = sum(4 * len(w) for w in words if w is not None)
     footer.bloom_problems = [f"{footer.path}: {p}" for p in problems]
+    for i, w in enumerate(words):
+        if w is not None:
+            r, j = chunks[i]
+            leaf, row = plan.leaves[j], footer.rows[r * width + j]
+            bounds = [(side, footer.data[row[at]:row[at] + row[n]].tobytes(), int(row[exact]))
+                      for side, at, n, exact in (
+                          ("min", _thrift.S_MIN_START, _thrift.S_MIN_LEN, _thrift.S_MIN_EXACT),
+                          ("max", _thrift.S_MAX_START, _thrift.S_MAX_LEN, _thrift.S_MAX_EXACT))
+                      if row[n] >= 0]
+            side = trust.bloom_denies(w, leaf.physical, leaf.width, bounds)
+            if side:
+                footer.distrust(r, j, f"the Bloom filter of {leaf.path} answers 'absent' for "
+                                      f"the chunk's own {side}")
 
 
 def _read_dictionaries(footer: FileFooter, wanted, read_at, cap: int) -> None:
     """Read the dictionary pages of the wanted leaves of every row group into ``footer``: the
-    values in the leaf's Arrow type, or None (unknown)."""
+    values in the leaf's Arrow type, or None (unknown). A page that cannot be where the
+    footer puts it (outside its chunk's pages), or whose checksum fails, makes the chunk
+    untrusted."""
     plan = footer.plan
     width = len(plan.leaves)
     for j, leaf_path in plan.dictionary_leaves(wanted):
         rows = footer.rows[j::width]
-        places = [(int(r[_thrift.S_DICT_OFF]), int(r[_thrift.S_DICT_LEN]), int(r[_thrift.S_CODEC]))
-                  for r in rows]
-        pages, problems = dictionary.read_dictionaries(read_at, places, cap)
+        places = []
+        for r, row in enumerate(rows):
+            offset, length, codec = (int(row[_thrift.S_DICT_OFF]), int(row[_thrift.S_DICT_LEN]),
+                                     int(row[_thrift.S_CODEC]))
+            why = trust.misplaced_dictionary(footer.layout, offset, length,
+                                             int(row[_thrift.S_TOTAL]))
+            if why is not None:
+                footer.distrust(r, j, f"the dictionary page of {plan.leaves[j].path} {why}")
+                offset = -1
+            places.append((offset, length, codec))
+        pages, problems, impossible = dictionary.read_dictionaries(read_at, places, cap)
         footer.dictionary_problems.extend(f"{footer.path}: {p}" for p in problems)
         values = [None if page is None else _dictionary_values(footer, plan.leaves[j], leaf_path,
                                                                *page) for page in pages]
         if wanted is not True or any(v is not None for v in values):
             footer.dictionaries[leaf_path] = values
+        for r, why in impossible.items():
+            footer.distrust(r, j, f"the dictionary page of {plan.leaves[j].path} {why}")
 
 
 def _dictionary_values(footer: FileFooter, leaf: LeafPlan, leaf_path: str, count: int,
@@ -545,9 +696,17 @@ def _dictionary_values(footer: FileFooter, leaf: LeafPlan, leaf_path: str, count
 
 
 def _decimals(values: list, scale: int, target: pa.DataType) -> pa.Array:
-    """Unscaled integers (None = unknown) as a decimal array of ``target``."""
+    """Unscaled integers at ``scale`` (None = unknown) as a decimal array of ``target``,
+    exactly (integers of any width, no decimal context); a value with more digits than the
+    type's precision is unknown (no reader takes it as a value of the column).
+
+    >>> values = [10**38 - 1, -(10**38 - 1), 10**38, None]
+    >>> _decimals(values, 38, pa.decimal128(38, 38)).to_pylist()[1:]
+    [Decimal('-0.99999999999999999999999999999999999999'), None, None]
+    """
     n = len(values)
-    valid = [v is not None and -(10**76) < v < 10**76 for v in values]
+    digits = 10 ** min(target.precision, 76) if pa.types.is_decimal(target) else 10 ** 76
+    valid = [v is not None and -digits < v < digits for v in values]
     data = b"".join((v if ok else 0).to_bytes(32, "little", signed=True)
                     for v, ok in zip(values, valid))
     mask = pa.array(valid, pa.bool_())
@@ -631,9 +790,9 @@ def _bounds(plan: LeafPlan, raw: Bounds, lower: bool) -> pa.Array:
     try:
         if kind == UNKNOWN:
             return pa.nulls(n, target)
-        if kind == BOOL:
+        if kind == BOOL:  # one byte, 0 or 1 (:func:`_impossible_bounds`)
             values, known = raw.fixed("u1")
-            return pa.array(values != 0, pa.bool_(), mask=~known).cast(target)
+            return pa.array(values == 1, pa.bool_(), mask=~(known & (values <= 1))).cast(target)
         if kind in (INT, UINT):
             values, known = raw.fixed(_INT_DTYPES[plan.physical, kind == UINT])
             if kind == UINT:
@@ -647,9 +806,9 @@ def _bounds(plan: LeafPlan, raw: Bounds, lower: bool) -> pa.Array:
             values, known = raw.fixed(_INT_DTYPES[plan.physical, False])
             return _decimals([int(v) if ok else None for v, ok in zip(values, known)],
                              plan.scale, target)
-        if kind == DEC_BYTES:
-            ints = [None if v is None else int.from_bytes(v, "big", signed=True)
-                    for v in raw.binary().to_pylist()]
+        if kind == DEC_BYTES:  # big-endian two's complement; a FIXED_LEN one of its width
+            ints = [None if not v or (plan.width and len(v) != plan.width) else
+                    int.from_bytes(v, "big", signed=True) for v in raw.binary().to_pylist()]
             return _decimals(ints, plan.scale, target)
         if kind == FLOAT:
             values, known = raw.fixed("<f4" if plan.physical == "FLOAT" else "<f8")
@@ -676,22 +835,53 @@ class RawLeaf:
 
 
 def _raw_leaf(plan: LeafPlan, data: np.ndarray, rows: np.ndarray,
-              no_nan: np.ndarray | None = None) -> RawLeaf:
+              no_nan: np.ndarray | None = None,
+              bounds: tuple[pa.Array, pa.Array] | None = None,
+              untrusted: np.ndarray | None = None) -> RawLeaf:
     """``rows``: this leaf's :mod:`._thrift` ``S_*`` rows, one per row group; ``no_nan``:
-    the row groups proven free of NaN otherwise (a dictionary without NaN)."""
-    mins = _bounds(plan, Bounds(data, rows[:, _thrift.S_MIN_START], rows[:, _thrift.S_MIN_LEN]),
-                   True)
-    maxs = _bounds(plan, Bounds(data, rows[:, _thrift.S_MAX_START], rows[:, _thrift.S_MAX_LEN]),
-                   False)
+    the row groups proven free of NaN otherwise (a dictionary without NaN); ``bounds``: the
+    min and max already converted (:func:`leaf_bounds`); ``untrusted``: the chunks whose
+    statistics are all unknown (:mod:`.trust`)."""
+    mins, maxs = bounds if bounds is not None else leaf_bounds(plan, data, rows)
     nulls = rows[:, _thrift.S_NULLS]
-    known = nulls >= 0
     values = rows[:, _thrift.S_NUM_VALUES]
+    known = nulls >= 0
+    if untrusted is not None and untrusted.any():
+        mask = pa.array(untrusted)
+        mins = pc.if_else(mask, pa.scalar(None, mins.type), mins)
+        maxs = pc.if_else(mask, pa.scalar(None, maxs.type), maxs)
+        known = known & ~untrusted
     empty = known & (nulls == values)
     nans = None
     if plan.kind == FLOAT:
-        nans = _nan_counts(rows[:, _thrift.S_NANS], values, np.where(known, nulls, 0),
-                           empty if no_nan is None else empty | no_nan)
+        counts = rows[:, _thrift.S_NANS] if untrusted is None else \
+            np.where(untrusted, -1, rows[:, _thrift.S_NANS])
+        proven = empty if no_nan is None else empty | no_nan
+        nans = _nan_counts(counts, values, np.where(known, nulls, 0),
+                           proven if untrusted is None else proven & ~untrusted)
     return RawLeaf(mins, maxs, pa.array(nulls, pa.int64(), mask=~known), empty, nans)
+
+
+def leaf_bounds(plan: LeafPlan, data: np.ndarray, rows: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """The min and max of one leaf's chunks (``rows`` as :func:`_raw_leaf` takes them) in its
+    Arrow type; null = unknown."""
+    return (_bounds(plan, Bounds(data, rows[:, _thrift.S_MIN_START],
+                                 rows[:, _thrift.S_MIN_LEN]), True),
+            _bounds(plan, Bounds(data, rows[:, _thrift.S_MAX_START],
+                                 rows[:, _thrift.S_MAX_LEN]), False))
+
+
+def _impossible_bounds(plan: LeafPlan, data: np.ndarray, rows: np.ndarray, mins: pa.Array,
+                       maxs: pa.Array) -> np.ndarray:
+    """Chunks of one leaf whose bounds cannot be (:mod:`.trust`): a min above the max, or a
+    boolean bound byte other than 0 or 1."""
+    bad = trust.impossible_order(mins, maxs)
+    if plan.kind == BOOL:
+        for start, length in ((_thrift.S_MIN_START, _thrift.S_MIN_LEN),
+                              (_thrift.S_MAX_START, _thrift.S_MAX_LEN)):
+            values, known = Bounds(data, rows[:, start], rows[:, length]).fixed("u1")
+            bad |= known & (values > 1)
+    return bad
 
 
 def _nan_counts(counts: np.ndarray, values: np.ndarray, nulls: np.ndarray,
@@ -770,7 +960,15 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
 
     Returns ``(top-level LeafStats, num_records, row_group)`` with one entry per row group
     (``granularity="row_group"``, files in order) or per file (``"file"``; ``row_group`` is
-    then empty).
+    then empty); a row count of -1 is unknown.
+
+    Impossible statistics are unknown (:mod:`.trust`): a chunk whose counts or bounds cannot
+    be, or that reading its Bloom filter or dictionary page found so, has unknown bounds and
+    counts; its Bloom filter and dictionary are dropped from its footer and the reason kept
+    there (``FileFooter.untrusted``), for one warning per file. A row group whose row count
+    its value counts contradict, and every row group of a file whose row count contradicts
+    theirs, has an unknown row count. Each chunk is judged on its own bytes alone: another
+    file never changes a file's statistics.
     """
     plan = footers[0].plan
     per_file = np.array([len(f.num_rows) for f in footers], np.int64)
@@ -785,23 +983,65 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
     shift = np.repeat(bases, [len(f.rows) for f in footers])
     rows[:, _thrift.S_MIN_START] += shift
     rows[:, _thrift.S_MAX_START] += shift
+    group_rows = np.repeat(num_rows, width)
+    untrusted, contradicted = trust.impossible_counts(rows, group_rows,
+                                                      np.tile(plan.repeated, len(num_rows)))
+    counted = untrusted.copy()  # (for the reasons: the counts are why)
+    first_group = np.cumsum(per_file) - per_file
+    for f, base in zip(footers, first_group.tolist()):
+        for r, j in f.untrusted:
+            untrusted[(base + r) * width + j] = True
+    rows_known = ~contradicted.reshape(len(num_rows), width).any(axis=1) if width else \
+        np.ones(len(num_rows), bool)
+    rows_known &= np.repeat([f.rows_untrusted is None for f in footers], per_file).astype(bool)
     leaf_stats = {}
+    judged = {}  # leaf j -> (mins, maxs, bounds impossible)
     for j, leaf in enumerate(plan.leaves):
+        mine = rows[j::width]
+        mins, maxs = leaf_bounds(leaf, data, mine)
+        order = _impossible_bounds(leaf, data, mine, mins, maxs)
+        judged[j] = (mins, maxs, order)
+        bad = untrusted[j::width] | order
+        untrusted[j::width] = bad
         proven = _dictionary_known(footers, plan.paths.get(leaf.index)) \
             if leaf.kind == FLOAT else None
-        raw = _raw_leaf(leaf, data, rows[j::width], proven)
+        raw = _raw_leaf(leaf, data, mine, proven, (mins, maxs), bad)
         if by_file:
             raw = _per_file(raw, file_ids, n)
         field = pa.field(leaf.name, leaf.target)
-        counted = pa.field(leaf.name, pa.int64())
-        leaf_stats[leaf.index] = LeafStats(field, raw.mins, raw.maxs, counted, raw.nulls,
-                                           None if raw.nans is None else counted, raw.nans)
+        counted_field = pa.field(leaf.name, pa.int64())
+        leaf_stats[leaf.index] = LeafStats(field, raw.mins, raw.maxs, counted_field, raw.nulls,
+                                           None if raw.nans is None else counted_field,
+                                           raw.nans)
+    _note_untrusted(footers, untrusted, counted, judged, rows, group_rows, first_group)
     top = [_build(node, leaf_stats, n) for node in plan.nodes]
     if by_file:
         num_records = np.bincount(file_ids, weights=num_rows, minlength=n).astype(np.int64)
+        unknown = np.bincount(file_ids, weights=~rows_known, minlength=n) > 0
+        num_records[unknown] = -1
         row_group = np.zeros(0, np.int32)
     else:
-        num_records = num_rows
+        num_records = np.where(rows_known, num_rows, -1)
         starts = np.repeat(np.cumsum(per_file) - per_file, per_file)
         row_group = (np.arange(len(num_rows)) - starts).astype(np.int32)
     return top, num_records, row_group
+
+
+def _note_untrusted(footers: Sequence[FileFooter], untrusted: np.ndarray, counted: np.ndarray,
+                    judged: dict, rows: np.ndarray, group_rows: np.ndarray,
+                    first_group: np.ndarray) -> None:
+    """Record in each footer the chunks :func:`group_stats` found impossible, and why."""
+    plan = footers[0].plan
+    width = len(plan.leaves)
+    owner = np.repeat(np.arange(len(footers)), [len(f.num_rows) for f in footers])
+    for i in np.flatnonzero(untrusted).tolist():
+        g, j = divmod(i, width)
+        f = footers[owner[g]]
+        r = g - int(first_group[owner[g]])
+        if (r, j) in f.untrusted:
+            continue
+        mins, maxs, order = judged[j]
+        leaf = plan.leaves[j]
+        f.distrust(r, j, trust.describe(leaf.path or leaf.name, leaf.kind == BOOL, leaf.repeated,
+                                        rows[i], int(group_rows[i]), mins[g].as_py(),
+                                        maxs[g].as_py(), bool(order[g]) and not counted[i]))

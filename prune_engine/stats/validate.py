@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from prune_engine.errors import StatsError
+from prune_engine.errors import StatsError, listed
 from prune_engine.stats import layout
 
 _REQUIRED = {
@@ -33,7 +33,7 @@ def check_layout(schema: pa.Schema) -> None:
     names = schema.names
     for name, what in _REQUIRED.items():
         if name not in names:
-            raise StatsError(f"statistics table is missing column {name!r} ({what}); it has: {', '.join(names)}",
+            raise StatsError(f"statistics table is missing column {name!r} ({what}); it has: {listed(names)}",
                              column=name)
     if not pa.types.is_integer(schema.field(layout.NUM_RECORDS).type):
         raise StatsError(f"column {layout.NUM_RECORDS!r} must be an integer type, not "

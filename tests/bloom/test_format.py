@@ -20,7 +20,7 @@ from prune_engine.bloom.read import read_filters
 from prune_engine.errors import IndexCorruptError
 from prune_engine.ngram.format import SALTS, xxh64
 from tests.bloom.writer import needs_bloom_writer
-from tests.stats.thrift_codec import _uvarint
+from tests.stats.thrift_codec import uvarint, zigzag
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -259,9 +259,6 @@ def test_shrink_folds_sparse_filter_and_keeps_dense_one():
 
 def _header(num_bytes: int, alg=(1,), hsh=(1,), comp=(1,)) -> bytes:
     """A Thrift compact BloomFilterHeader: i32 numBytes, then three unions of empty structs."""
-    def zigzag(v):
-        return _uvarint((v << 1) ^ (v >> 63))
-
     def union(fids):
         out, last = b"", 0
         for f in fids:
@@ -411,26 +408,28 @@ def test_read_filters_good_and_unknown_length(tmp_path):
     p, off, length = _file_with_filter(tmp_path)
     data = open(p, "rb").read()
     for n in (length or -1, -1):
-        words, problems = read_filters(_reader(data), len(data), [(off, n), (-1, -1)])
-        assert problems == [] and words[1] is None and len(words[0]) % 8 == 0
+        words, problems, impossible = read_filters(_reader(data), len(data),
+                                                   [(off, n), (-1, -1)])
+        assert problems == [] and impossible == {}
+        assert words[1] is None and len(words[0]) % 8 == 0
 
 
 @needs_bloom_writer
 def test_read_filters_reports_problems(tmp_path):
     p, off, length = _file_with_filter(tmp_path)
     data = open(p, "rb").read()
-    words, problems = read_filters(_reader(data), len(data), [(len(data) + 10, -1)])
-    assert words == [None] and "past the end" in problems[0]
+    words, problems, impossible = read_filters(_reader(data), len(data), [(len(data) + 10, -1)])
+    assert words == [None] and "past the end" in impossible[0], "no file holds it: impossible"
     bad = data[:off] + b"\x15\x01" + data[off + 2:]  # numBytes = -1
-    words, problems = read_filters(_reader(bad), len(bad), [(off, length or -1)])
-    assert words == [None] and "not usable" in problems[0]
+    words, problems, impossible = read_filters(_reader(bad), len(bad), [(off, length or -1)])
+    assert words == [None] and "not usable" in problems[0] and not impossible
     if length:
-        words, problems = read_filters(_reader(data), len(data), [(off, length + 8)])
-        assert words == [None] and "footer says" in problems[0]
+        words, problems, impossible = read_filters(_reader(data), len(data), [(off, length + 8)])
+        assert words == [None] and "footer says" in impossible[0], "footer vs header"
     # a header claiming more bytes than the file has
     big = data[:off] + _header(1 << 20) + data[off + len(_header(1 << 20)):]
-    words, problems = read_filters(_reader(big), len(big), [(off, -1)])
-    assert words == [None] and "past the end" in problems[0]
+    words, problems, impossible = read_filters(_reader(big), len(big), [(off, -1)])
+    assert words == [None] and "past the end" in impossible[0]
 
 
 PREDICATES = ["k = 5", "k = 1000", "k IN (1, 2000)", "k > 3", "k = -1"]
@@ -451,8 +450,10 @@ def test_collect_stats_warns_on_corrupt_filter_and_keeps(tmp_path, patch):
     for granularity in ("row_group", "file"):
         with pytest.warns(UserWarning, match="Bloom filter"):
             stats = pe.collect_stats(p, granularity=granularity, bloom=True, progress=False)
-        meta = stats.metadata["bloom"]
-        assert len(meta["problems"]) == 1 and p in meta["problems"][0]
+        # a header of another kind is left out; one the footer contradicts is impossible
+        said = stats.metadata["bloom"]["problems"] + stats.metadata[
+            "untrusted_statistics"].get(p, [])
+        assert len(said) == 1 and (p in said[0] or "Bloom filter of k" in said[0])
         for pred in PREDICATES:
             # k = 1000 is outside [0, 49]: min/max prunes it, not the Bloom filter
             if pred in ("k = 1000", "k = -1"):
@@ -468,8 +469,8 @@ def test_collect_stats_warns_on_offset_past_eof(tmp_path):
     # the footer's i64 bloom_filter_offset (zigzag varint after a field header of type 6)
     flen = int.from_bytes(data[-8:-4], "little")
     start = len(data) - 8 - flen
-    old = _uvarint(off << 1)
-    new = _uvarint(8000 << 1)
+    old = uvarint(off << 1)
+    new = uvarint(8000 << 1)
     assert len(old) == len(new) == 2
     hits = [i for i in range(start + 1, len(data) - 8)
             if data[i:i + 2] == old and data[i - 1] & 0x0F == 6]
@@ -480,7 +481,7 @@ def test_collect_stats_warns_on_offset_past_eof(tmp_path):
     for granularity in ("row_group", "file"):
         with pytest.warns(UserWarning, match="Bloom filter"):
             stats = pe.collect_stats(p, granularity=granularity, bloom=True, progress=False)
-        assert "past the end" in stats.metadata["bloom"]["problems"][0]
+        assert "past the end" in stats.metadata["untrusted_statistics"][p][0]
         for pred in ("k = 5", "k = 7", "k IN (1, 3)", "k >= 0"):
             assert pe.prune(stats, pred).to_pylist() == [True], pred
 

@@ -5,7 +5,8 @@
   Parquet row groups by ``pe.collect_stats``), and sound degradations of them;
 - :mod:`tests.oracle.predicates`: random predicates as SQL text for prune_engine and for DuckDB;
 - :mod:`tests.oracle.duck`: DuckDB evaluating a predicate on the actual rows;
-- :mod:`tests.oracle.check`: the soundness check and self-contained failure reports.
+- :mod:`tests.oracle.check`: the soundness check and self-contained failure reports;
+- :mod:`tests.oracle.classify`: the same check both ways for ``pe.classify`` ("none" and "all").
 
 The rule checked: a container that holds a row on which the predicate is TRUE is never pruned.
 """

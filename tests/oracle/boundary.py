@@ -121,6 +121,7 @@ def boundary_values(leaf: Leaf) -> list:
     if kind == "decimal":
         top = 10**typ.precision - 1
         units = {top, top - 1, 10 ** (typ.precision - 1), 10**typ.scale, 10**typ.scale + 1, 1, 0}
+        units = {u for u in units if u <= top}  # (1 and its neighbour leave a decimal(p, p))
         units |= {-u for u in units}
         return sorted(dec(u, typ.scale) for u in units)
     if kind == "date":
@@ -160,11 +161,17 @@ def _layouts(rnd, pool: list, float_: bool) -> list[list]:
     return out
 
 
-def boundary_case(rnd, column: str, other: str | None = None) -> Case:
+def boundary_case(rnd, column: str | Leaf, other: str | None = None,
+                  pool: list | None = None) -> Case:
     """One column of boundary values split into containers (see :func:`_layouts`), or, with
-    ``other``, two columns whose rows pair boundary values of each (:func:`_pair_layouts`)."""
-    leaves = [leaf_of(column)] + ([leaf_of(other)] if other else [])
+    ``other``, two columns whose rows pair boundary values of each (:func:`_pair_layouts`).
+    ``column`` is a catalog name or a :class:`Leaf` of any type the catalog's kinds cover;
+    ``pool`` replaces its boundary values (a writer's narrower range)."""
+    leaves = [column if isinstance(column, Leaf) else leaf_of(column)] + \
+        ([leaf_of(other)] if other else [])
     pools = [boundary_values(leaf) for leaf in leaves]
+    if pool is not None:
+        pools[0] = pool
     if other is None:
         contents = [[(v,) for v in rows] for rows in _layouts(rnd, pools[0], leaves[0].kind == "float")]
     else:  # DuckDB's infinities have no epoch to compare across types by

@@ -204,7 +204,14 @@ def sql_decimal(d: Decimal) -> str:
     return format(d, "f")
 
 
+#: the instants Python's datetime spells (years 1 to 9999), in microseconds after the epoch
+_DT_RANGE = (-62135596800 * 10**6, 253402300799999999)
+
+
 def _dt_text(us: int) -> str:
+    """ISO text of the instant ``us`` microseconds after the epoch; an instant outside years 1
+    to 9999 is moved to the nearer end (any literal serves, as long as both engines read it)."""
+    us = min(max(us, _DT_RANGE[0]), _DT_RANGE[1])
     return (EPOCH + _dt.timedelta(microseconds=us)).isoformat(sep=" ")
 
 
@@ -213,13 +220,19 @@ def sql_timestamp(rnd, us: int) -> str:
     instant ``us`` microseconds after the epoch."""
     if rnd.random() < 0.5:
         return f"TIMESTAMP '{_dt_text(us)}'"
+    us = min(max(us, _DT_RANGE[0]), _DT_RANGE[1])
     minutes = rnd.choice([0, 120, -300, 330])
+    if not _DT_RANGE[0] <= us + minutes * 60 * 10**6 <= _DT_RANGE[1]:
+        minutes = 0
     sign = "+" if minutes >= 0 else "-"
     text = _dt_text(us + minutes * 60 * 10**6)
     return f"TIMESTAMPTZ '{text}{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}'"
 
 
 def sql_date(days: int) -> str:
+    """A DATE literal (a day outside years 1 to 9999 moved to the nearer end, as
+    :func:`_dt_text` does)."""
+    days = min(max(days, -719162), 2932896)
     return f"DATE '{(_dt.date(1970, 1, 1) + _dt.timedelta(days=days)).isoformat()}'"
 
 

@@ -133,7 +133,7 @@ def storage_type(typ: pa.DataType) -> pa.DataType:
 # --------------------------------------------------------------------------- engine sources
 
 
-def _align(case: Case, stats: pa.Table, ids: list[str]) -> pa.Table:
+def align(case: Case, stats: pa.Table, ids: list[str]) -> pa.Table:
     """Reorder engine stats to ``case.cids`` (``ids`` = each stats row's case id); containers the
     source could not see (empty ones) get a row with ``num_records = 0`` and nothing else."""
     if hasattr(stats, "to_arrow"):
@@ -154,37 +154,42 @@ def arrow_stats(case: Case) -> pa.Table:
     stats = pe.stats_from_arrow(case.table, container=CID)
     if hasattr(stats, "to_arrow"):
         stats = stats.to_arrow()
-    return _align(case, stats, stats.column("container").to_pylist())
+    return align(case, stats, stats.column("container").to_pylist())
 
 
-def write_parquet(case: Case, path) -> None:
-    """One Parquet row group per container (empty ones included), without the id column."""
+def write_parquet(case: Case, path, **options) -> None:
+    """One Parquet row group per container (empty ones included), without the id column;
+    ``options`` go to ``pq.ParquetWriter`` (``use_deprecated_int96_timestamps=True,
+    store_schema=False`` writes timestamps as Spark does)."""
     data = case.table.drop_columns([CID])
-    with pq.ParquetWriter(path, data.schema) as writer:
+    with pq.ParquetWriter(path, data.schema, **options) as writer:
         offset = 0
         for n in case.sizes:
             writer.write_table(data.slice(offset, n), row_group_size=max(n, 1))
             offset += n
 
 
-def parquet_stats(case: Case, path) -> tuple[pa.Table, Case]:
-    """``pe.collect_stats`` over the containers written as the row groups of one file, and the
-    case as the file holds it: Parquet has no seconds, so a ``timestamp[s]`` column comes back
-    in milliseconds, and text meets it as a millisecond column (the case itself when no type
-    changed)."""
+def parquet_stats(case: Case, path, collect: dict | None = None, **options
+                  ) -> tuple[pa.Table, Case]:
+    """``pe.collect_stats`` (with the options ``collect``) over the containers written as the
+    row groups of one file (with the writer's ``options``), and the case as the file holds it:
+    Parquet has no seconds, so a ``timestamp[s]`` column comes back in milliseconds, and text
+    meets it as a millisecond column (the case itself when no type changed). INT96 timestamps
+    are read in microseconds, as Spark reads them."""
     import dataclasses
 
     import prune_engine as pe
 
-    write_parquet(case, path)
-    stats = pe.collect_stats(str(path), granularity="row_group")
+    write_parquet(case, path, **options)
+    stats = pe.collect_stats(str(path), granularity="row_group", progress=False,
+                             **(collect or {}))
     if hasattr(stats, "to_arrow"):
         stats = stats.to_arrow()
     groups = stats.column("row_group").to_pylist()
-    data = pq.read_table(path)
+    data = pq.read_table(path, coerce_int96_timestamp_unit="us")
     if data.schema != case.table.drop_columns([CID]).schema:
         case = dataclasses.replace(case, table=data.append_column(CID, case.table.column(CID)))
-    return _align(case, stats, [case.cids[g] for g in groups]), case
+    return align(case, stats, [case.cids[g] for g in groups]), case
 
 
 # --------------------------------------------------------------------------- degradation

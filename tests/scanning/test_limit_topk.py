@@ -142,10 +142,12 @@ def test_recorded_footers_are_not_opened(tmp_path, monkeypatch):
                        row_group_size=5)
         paths.append(path)
     stats = pe.collect_stats(paths, progress=False)
+    from prune_engine.scanning import api
+
     opened = []
-    real = pq.read_metadata
-    monkeypatch.setattr(pq, "read_metadata", lambda where, **kw: opened.append(where)
-                        or real(where, **kw))
+    real = api.read_footer
+    monkeypatch.setattr(api, "read_footer", lambda where, fs=None: opened.append(where)
+                        or real(where, fs))
     table, summary = pe.scan(paths, where="ts >= 55", stats=stats, return_summary=True)
     assert table.column("ts").to_pylist() == list(range(55, 60))
     assert table.column_names == ["ts", "extra"]  # the schema of every file, p0's too

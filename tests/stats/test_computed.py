@@ -93,10 +93,10 @@ def test_footer_statistics_are_not_recomputed(tmp_path):
     assert stats.table.equals(pe.collect_stats(path, progress=False).table)
 
 
-def test_int96_timestamps_get_bounds_except_before_1900_and_beyond_nanoseconds(tmp_path):
+def test_int96_timestamps_get_bounds_except_before_1900(tmp_path):
     """INT96 (Spark's default timestamps) has no footer bounds; computed ones prune. Values
     before 1900 (readers rebase them differently) keep both bounds unknown; a max past 2262
-    (beyond the statistics' nanoseconds) stays unknown."""
+    is known: INT96 statistics are microseconds, as Spark reads them."""
     root = str(tmp_path)
     spans = {"old": [dt.datetime(1850, 3, 1), dt.datetime(1950, 1, 1)],
              "now": [dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 2, 23, 59, 59, 999999)],
@@ -112,11 +112,13 @@ def test_int96_timestamps_get_bounds_except_before_1900_and_beyond_nanoseconds(t
         stats.column("path").to_pylist(), stats.column("min_values").to_pylist(),
         stats.column("max_values").to_pylist(), stats.column("null_count").to_pylist())}
     assert by_name["old"][:2] == (None, None)
-    assert by_name["far"][:2] == (dt.datetime(2024, 1, 1), None), "2500 is past nanoseconds"
+    assert by_name["far"][:2] == (dt.datetime(2024, 1, 1), dt.datetime(2500, 1, 1)), \
+        "2500 is past nanoseconds, not past microseconds"
+    assert stats.schema.field("min_values").type.field("ts").type == pa.timestamp("us")
     assert by_name["now"][:2] == (dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 2, 23, 59, 59, 999999))
     assert all(v[2] == 1 for v in by_name.values())
     con = duckdb.connect()
-    data = pa.concat_tables([pq.ParquetFile(p).read().append_column(
+    data = pa.concat_tables([pq.ParquetFile(p, coerce_int96_timestamp_unit="us").read().append_column(
         "container", pa.array([p] * 3)) for p in stats.column("path").to_pylist()])
     load_table(con, "t", data)
     for where in ["ts > TIMESTAMP '2024-04-01'", "ts < TIMESTAMP '2024-01-02'",
@@ -127,7 +129,9 @@ def test_int96_timestamps_get_bounds_except_before_1900_and_beyond_nanoseconds(t
         assert matching <= kept, where
         assert sum(pe.prune(before, where).to_pylist()) == 4, "no footer bounds: all kept"
     assert sum(pe.prune(stats, "ts > TIMESTAMP '2024-04-01'").to_pylist()) == 3, \
-        "'now' is pruned; 'old' and 'far' are unknown"
+        "'now' is pruned; 'old' is unknown, 'far' holds 2500"
+    assert pe.prune(stats, "ts > TIMESTAMP '2400-01-01'").to_pylist() == [True, False, False, True], \
+        "'far' holds 2500; 'old' is unknown"
 
 
 def test_update_stats_keeps_computing_missing_statistics(tmp_path):

@@ -26,6 +26,7 @@ from prune_engine.stats import layout
 from prune_engine.expr.like import successor as _increment  # the max's increment
 from tests.oracle.data import CID
 from tests.oracle.duck import DuckOracle, portable_sql
+from tests.stats.delta_logs import sql as _sql
 
 NAN = float("nan")
 LONG_A = "a" * 70
@@ -124,20 +125,6 @@ def _check(stats, predicates, reference=None) -> list[int]:
             assert not tighter, f"{p!r}: the log prunes files the footers keep: {tighter}"
         pruned.append(kept.count(False))
     return pruned
-
-
-def _sql(value) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            return f"TIMESTAMPTZ '{value.replace(tzinfo=None).isoformat(' ')}+00:00'"
-        return f"TIMESTAMP '{value.isoformat(' ')}'"
-    if isinstance(value, dt.date):
-        return f"DATE '{value.isoformat()}'"
-    return repr(float(value)) if isinstance(value, float) else str(value)
 
 
 def _neighbours(value):
@@ -239,7 +226,10 @@ def test_files_paths_and_partitions(table):
         assert lo["b"] is None and hi["b"] is None and nc["b"] is None
         assert lo["tags"] is None and nc["tags"] is None
     assert pe.prune(stats, "pstr IS NULL").to_pylist() == [p["pstr"] is None for p in parts]
-    assert stats.metadata["delta"] == {"table": table, "version": 3}
+
+    assert stats.metadata["delta"] == {"table": table, "version": 3, "deletion_vectors": [],
+                                       "schema": json.dumps(json.loads(
+                                           DeltaTable(table).schema().to_json()), sort_keys=True)}
 
 
 def test_layout_matches_collect_stats(table):

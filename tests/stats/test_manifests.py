@@ -103,7 +103,7 @@ def _check_against_pyiceberg(table) -> None:
     ref = _reference(table)
     n = len(ref)
     assert len(ours.paths) == n > 0
-    assert ours.paths.to_pylist() == [f.file_path.encode() for f in ref]
+    assert ours.paths.to_pylist() == [f.file_path for f in ref]
     assert ours.record_count.tolist() == [f.record_count for f in ref]
     assert ours.split_counts.tolist() == [len(f.split_offsets) if f.split_offsets else -1
                                           for f in ref]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import io
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -120,10 +121,15 @@ def test_a_nan_count_the_chunk_cannot_hold_is_unknown(tmp_path, count, why):
     data = parquet_bytes(pa.table({"d": [1.0, None, 2.0, 3.0]}), row_group_size=2)
     path = tmp_path / "t.parquet"
     path.write_bytes(with_nan_counts(data, {(0, 0): count, (1, 0): 0}))
-    stats = pe.collect_stats(path, progress=False)
+    impossible = isinstance(count, int) and count > 0  # (-1 is "not given"; field 9 of
+    with warnings.catch_warnings(record=True) as said:  # another type is not nan_count)
+        warnings.simplefilter("always")
+        stats = pe.collect_stats(path, progress=False)
+        by_file = pe.collect_stats(path, granularity="file", progress=False)
     assert nan_counts(stats, "d") == [None, 0], why
-    by_file = pe.collect_stats(path, granularity="file", progress=False)
     assert nan_counts(by_file, "d") == [None], "one unknown row group: the file's is unknown"
+    assert len([w for w in said if "NaNs" in str(w.message)]) == (2 if impossible else 0), \
+        "an impossible count: the chunk is unknown, one warning per collection"
 
 
 def test_a_footer_nan_count_makes_ranges_prune_and_explain_say_why(tmp_path):

@@ -93,3 +93,51 @@ def test_concat_stats_names_the_column_of_a_conflict():
         concat_stats([a, b])
     with pytest.raises(StatsError, match="column other.x changes type"):
         concat_stats([a.rename_columns(["other"]), b.rename_columns(["other"])])
+
+
+# ------------------------------------------------------------------------------ bounds
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    (pa.timestamp("ns"), pa.timestamp("us"), pa.timestamp("us")),
+    (pa.timestamp("ns", "UTC"), pa.timestamp("s", "UTC"), pa.timestamp("us", "UTC")),
+    (pa.timestamp("ns"), pa.timestamp("ns"), pa.timestamp("ns")),
+    (pa.timestamp("ms"), pa.timestamp("us"), pa.timestamp("us")),
+])
+def test_statistics_of_nanoseconds_and_another_unit_are_microseconds(a, b, expected):
+    """A lake whose files give nanoseconds and another unit (INT96 read as microseconds, a
+    far-future sentinel) holds the column's bounds in microseconds: every date fits."""
+    assert unify_types(a, b, "", bounds=True) == expected
+    assert unify_types(b, a, "", bounds=True) == expected
+
+
+def test_bounds_round_outward_and_sets_stay_exact():
+    from prune_engine.stats.unify import cast_bounds
+
+    ns = pa.array([-1_001, -1_000, 0, 999, 1_000, 1_001, None], pa.timestamp("ns"))
+    us = pa.timestamp("us")
+    assert cast_bounds(ns, us, lower=True).cast(pa.int64()).to_pylist() == \
+        [-2, -1, 0, 0, 1, 1, None]
+    assert cast_bounds(ns, us, lower=False).cast(pa.int64()).to_pylist() == \
+        [-1, -1, 0, 1, 1, 2, None]
+    seconds = pa.array([2**62, 5], pa.timestamp("s"))
+    assert cast_bounds(seconds, us, lower=True).cast(pa.int64()).to_pylist() == \
+        [None, 5_000_000], "out of the range: unknown"
+    a = pa.table({"container": ["a", "b"], "min_values": pa.array(
+        [{"t": 1_500}, {"t": None}], pa.struct([("t", pa.timestamp("ns"))])),
+        "max_values": pa.array([{"t": 2_500}, {"t": 7}],
+                               pa.struct([("t", pa.timestamp("ns"))])),
+        "value_set": pa.array([{"t": [1_500, 2_500]}, {"t": [2_000]}],
+                              pa.struct([("t", pa.list_(pa.timestamp("ns")))]))})
+    b = pa.table({"container": ["c"], "min_values": pa.array(
+        [{"t": 3}], pa.struct([("t", pa.timestamp("us"))])),
+        "max_values": pa.array([{"t": 4}], pa.struct([("t", pa.timestamp("us"))]))})
+    merged = concat_stats([a, b])
+    ticks = pa.struct([("t", pa.int64())])
+    assert merged.column("min_values").cast(ticks).to_pylist() == [{"t": 1}, {"t": None},
+                                                                     {"t": 3}]
+    assert merged.column("max_values").cast(ticks).to_pylist() == [{"t": 3}, {"t": 1},
+                                                                     {"t": 4}]
+    sets = merged.column("value_set").cast(pa.struct([("t", pa.list_(pa.int64()))])).to_pylist()
+    assert sets == [{"t": None}, {"t": [2]}, None], \
+        "1500 ns is no microsecond: that set is unknown; 2000 ns is 2 us"

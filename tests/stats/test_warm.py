@@ -200,14 +200,21 @@ def test_one_child_compiles_at_a_time():
     assert out.strip() == "compiling"
 
 
+def _filled_cache(tmp_path) -> dict:
+    """The environment of a process whose numba cache (under ``tmp_path``) holds the footer
+    kernels, filled by a process of its own."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PRUNE_ENGINE_WARM": "1"}
+    fill = "from prune_engine.stats.parquet import FOOTER_KERNELS as K; assert K.wait(600)"
+    subprocess.run([sys.executable, "-c", fill], env=env, check=True, timeout=600)
+    return env
+
+
 def test_a_filled_cache_is_loaded_first_only_for_a_large_job(tmp_path):
     """With numba's cache filled, a job of many footers waits for the load (faster than the
     twins over it); a small one starts on the twins while a thread loads the kernels."""
     from prune_engine._warm import LOAD_WORTH
 
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PRUNE_ENGINE_WARM": "1"}
-    fill = "from prune_engine.stats.parquet import FOOTER_KERNELS as K; assert K.wait(600)"
-    subprocess.run([sys.executable, "-c", fill], env=env, check=True, timeout=600)
+    env = _filled_cache(tmp_path)
     code = ("import sys, types; from prune_engine.stats.parquet import FOOTER_KERNELS as K; "
             "got = K.get(int(sys.argv[1])); "
             "print(isinstance(got, types.SimpleNamespace), K.wait(600))")
@@ -215,3 +222,38 @@ def test_a_filled_cache_is_loaded_first_only_for_a_large_job(tmp_path):
         run = subprocess.run([sys.executable, "-c", code, str(calls)], env=env, check=True,
                              capture_output=True, text=True, timeout=600)
         assert run.stdout.split() == [twins, "True"], (calls, run.stdout, run.stderr[-500:])
+
+
+def test_a_process_ending_while_a_thread_loads_the_kernels_waits_for_it(tmp_path):
+    """A process that ends while the loading thread is inside numba's compiled code aborts
+    ("exception not rethrown"): the exit waits for the load under way (its marker file is
+    written) and the process ends cleanly, every time."""
+    marker = tmp_path / "loaded"
+    code = ("import sys, time\n"
+            "from prune_engine._warm import Kernels\n"
+            "def warm_up(compiled):\n"
+            "    time.sleep(1.0)\n"  # a load under way when the main thread ends
+            "    open(sys.argv[1], 'w').write('done')\n"
+            "k = Kernels('prune_engine.stats._thrift', ('decode_footer',), warm_up, 'x:K')\n"
+            "k.get()\n"  # the twins, while a thread loads
+            "time.sleep(0.3)\n")
+    env = {**os.environ, "PRUNE_ENGINE_WARM": "1"}
+    run = subprocess.run([sys.executable, "-c", code, str(marker)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert marker.read_text() == "done", "the exit did not wait for the load under way"
+
+
+def test_short_processes_on_a_filled_cache_end_cleanly(tmp_path):
+    """Processes that import numba themselves and read one footer (the load then runs in a
+    thread as the process ends): none aborts."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), path)
+    env = _filled_cache(tmp_path)
+    code = ("import sys, pyarrow as pa\n"
+            "from prune_engine.stats import _thrift, parquet\n"
+            "parquet.read_footer(sys.argv[1], 'f')\n")
+    for _ in range(8):
+        run = subprocess.run([sys.executable, "-c", code, str(path)], env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-500:]

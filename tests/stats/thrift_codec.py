@@ -127,20 +127,20 @@ def decode(data: bytes) -> list[Field]:
 # ------------------------------------------------------------------------------ encoding
 
 
-def _uvarint(n: int) -> bytes:
+def uvarint(n: int) -> bytes:
+    """``n`` as an unsigned LEB128 varint; a negative ``n`` as a writer's int64 would send it
+    (its two's complement in 64 bits)."""
+    n &= (1 << 64) - 1
     out = bytearray()
-    while True:
-        b = n & 0x7F
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
         n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return bytes(out + bytes([n]))
 
 
-def _zigzag(n: int) -> bytes:
-    return _uvarint((n << 1) ^ (n >> 63))
+def zigzag(n: int) -> bytes:
+    """``n`` (an int64) as Thrift's and Avro's zigzag varint."""
+    return uvarint((n << 1) ^ (n >> 63))
 
 
 def _value(t: int, v, in_container: bool, long_headers: bool) -> bytes:
@@ -149,19 +149,19 @@ def _value(t: int, v, in_container: bool, long_headers: bool) -> bytes:
     if t == BYTE:
         return struct.pack("b", v)
     if t in (I16, I32, I64):
-        return _zigzag(v)
+        return zigzag(v)
     if t == DOUBLE:
         return struct.pack("<d", v)
     if t == BINARY:
-        return _uvarint(len(v)) + v
+        return uvarint(len(v)) + v
     if t in (LIST, SET):
         n = len(v.items)
-        head = bytes([(n << 4) | v.elem]) if n < 15 else bytes([0xF0 | v.elem]) + _uvarint(n)
+        head = bytes([(n << 4) | v.elem]) if n < 15 else bytes([0xF0 | v.elem]) + uvarint(n)
         return head + b"".join(_value(v.elem, x, True, long_headers) for x in v.items)
     if t == MAP:
         if not v.items:
             return b"\x00"
-        return _uvarint(len(v.items)) + bytes([(v.key << 4) | v.value]) + b"".join(
+        return uvarint(len(v.items)) + bytes([(v.key << 4) | v.value]) + b"".join(
             _value(v.key, k, True, long_headers) + _value(v.value, x, True, long_headers)
             for k, x in v.items)
     if t == STRUCT:
@@ -181,7 +181,7 @@ def encode(fields: list[Field], long_headers: bool = False) -> bytes:
             out.append((delta << 4) | t)
         else:
             out.append(t)
-            out += _zigzag(f.fid)
+            out += zigzag(f.fid)
         out += _value(t, f.value, False, long_headers)
         last = f.fid
     out.append(0)
@@ -203,6 +203,17 @@ def footer_of(data: bytes) -> bytes:
 
 def kernel(footer: bytes):
     return T.decode_footer(np.frombuffer(footer + b"\0", np.uint8).copy())
+
+
+def edited(data: bytes, change) -> bytes:
+    """The Parquet file ``data`` with its footer decoded, changed in place by
+    ``change(tree)`` and encoded again; the pages stay where they are (no offset points into
+    the footer)."""
+    footer = footer_of(data)
+    tree = decode(footer)
+    change(tree)
+    again = encode(tree)
+    return data[:len(data) - 8 - len(footer)] + again + struct.pack("<I", len(again)) + b"PAR1"
 
 
 def with_statistics(data: bytes, fields: dict[tuple[int, int], list[Field]]) -> bytes:
