@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # pruning
-    "prune", "classify", "prune_topk", "compile", "explain", "PruningProgram",
+    "prune", "classify", "prune_topk", "compile", "explain", "PruningProgram", "prune_rows",
     # expressions, and the types the API accepts
     "col", "lit", "Predicate", "Source",
     # reading, and answers from the statistics
@@ -58,6 +58,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run)
     from prune_engine.answers import aggregate
+    from prune_engine.row_ranges import prune_rows
     from prune_engine.scanning.api import scan, scan_batches
     from prune_engine.stats.collect import collect_stats, update_stats
     from prune_engine.stats.delta import stats_from_delta
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run
 # heavier entry points load on first use, so that `import prune_engine` stays fast
 _LAZY = {
     "aggregate": "prune_engine.answers",
+    "prune_rows": "prune_engine.row_ranges",
     "collect_stats": "prune_engine.stats.collect",
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",

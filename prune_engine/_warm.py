@@ -59,7 +59,7 @@ _IMPORT = "from numba import njit\n"
 LOAD_WORTH = 500
 
 #: the prefix of a kernel module's plain-Python stand-in for one of its functions
-_TWIN = "_twin"
+_TWIN = "_twin_"
 
 #: held by a thread while it loads or compiles kernels in this process (see the module doc)
 _IN_PROCESS = threading.Lock()
@@ -191,18 +191,25 @@ class Kernels:
             pass
 
     def _load_twins(self) -> SimpleNamespace:
-        path = importlib.util.find_spec(self.module).origin  # (no import: no numba)
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-        # the module's own `from numba import njit` is dropped: `njit` is the identity here
-        if _IMPORT not in source:
-            raise RuntimeError(f"{path} must import njit as {_IMPORT.strip()!r}")
-        namespace = {"__name__": f"{self.module}[python]", "__file__": path,
-                     "njit": _identity_njit}
-        exec(compile(source.replace(_IMPORT, "\n"), path, "exec"), namespace)
-        for name in [n for n in namespace if n.startswith(_TWIN)]:  # the twins' stand-ins
-            namespace[name[len(_TWIN):]] = namespace[name]
-        return SimpleNamespace(**{name: namespace[name] for name in self.names})
+        return twins_of(self.module, self.names)
+
+
+def twins_of(module: str, names: tuple[str, ...]) -> SimpleNamespace:
+    """The Python twins of the functions ``names`` of kernel module ``module`` (its source
+    run again with ``njit`` as the identity, each ``_twin_<name>`` standing in for
+    ``<name>``). A kernel module that calls another's functions takes their twins from here
+    in its own twin (where its ``__name__`` ends with ``[python]``)."""
+    path = importlib.util.find_spec(module).origin  # (no import: no numba)
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    # the module's own `from numba import njit` is dropped: `njit` is the identity here
+    if _IMPORT not in source:
+        raise RuntimeError(f"{path} must import njit as {_IMPORT.strip()!r}")
+    namespace = {"__name__": f"{module}[python]", "__file__": path, "njit": _identity_njit}
+    exec(compile(source.replace(_IMPORT, "\n"), path, "exec"), namespace)
+    for name in [n for n in namespace if n.startswith(_TWIN)]:  # the twins' stand-ins
+        namespace[name[len(_TWIN):]] = namespace[name]
+    return SimpleNamespace(**{name: namespace[name] for name in names})
 
 
 @contextlib.contextmanager

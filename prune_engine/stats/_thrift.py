@@ -39,14 +39,16 @@ NUM_INFO = 11
 #: slots of a column chunk row
 (C_TYPE, C_NUM_VALUES, C_NULLS, C_MIN_OFF, C_MIN_LEN, C_MAX_OFF, C_MAX_LEN, C_OLD_MIN_OFF,
  C_OLD_MIN_LEN, C_OLD_MAX_OFF, C_OLD_MAX_LEN, C_BLOOM_OFF, C_BLOOM_LEN, C_CODEC, C_DATA_OFF,
- C_DICT_OFF, C_DICT_ONLY, C_NANS, C_TOTAL, C_MAX_EXACT, C_MIN_EXACT) = range(21)
-NUM_CHUNK = 21
+ C_DICT_OFF, C_DICT_ONLY, C_NANS, C_TOTAL, C_MAX_EXACT, C_MIN_EXACT, C_OFFSET_INDEX_OFF,
+ C_OFFSET_INDEX_LEN, C_COLUMN_INDEX_OFF, C_COLUMN_INDEX_LEN) = range(25)
+NUM_CHUNK = 25
 
 #: slots of a :func:`select_stats` row
 (S_MIN_START, S_MIN_LEN, S_MAX_START, S_MAX_LEN, S_NULLS, S_NUM_VALUES, S_BLOOM_OFF,
  S_BLOOM_LEN, S_CODEC, S_DICT_OFF, S_DICT_LEN, S_NANS, S_MIN_EXACT, S_MAX_EXACT, S_START,
- S_TOTAL) = range(16)
-NUM_SELECTED = 16
+ S_TOTAL, S_COLUMN_INDEX_OFF, S_COLUMN_INDEX_LEN, S_OFFSET_INDEX_OFF, S_OFFSET_INDEX_LEN,
+ S_DATA_OFF) = range(21)
+NUM_SELECTED = 21
 #: Parquet page types of data pages, and the encodings of dictionary-encoded data
 DATA_PAGE, DATA_PAGE_V2 = 0, 3
 PLAIN_DICTIONARY, RLE_DICTIONARY = 2, 8
@@ -56,7 +58,7 @@ ARROW_SCHEMA_KEY = np.frombuffer(b"ARROW:schema", dtype=np.uint8)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _byte(buf, pos):
+def byte(buf, pos):
     """The byte at ``pos``, or past the end the zero byte that pads ``buf`` (a Thrift stop).
 
     (A clamped index, not a branch: numba's loops run several times faster.)
@@ -69,7 +71,7 @@ def _twin_byte(buf, pos):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bad(buf):
+def bad_position(buf):
     """The position that marks a malformed footer: past the end, where every read is a stop.
 
     The kernels do not raise while decoding (a ``raise`` inside numba's inner loops makes them
@@ -79,19 +81,19 @@ def _bad(buf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _uvarint(buf, pos):
+def uvarint(buf, pos):
     """An unsigned LEB128 varint (list sizes and binary lengths); at most 10 bytes, bits past
     the 64th dropped."""
     result = np.uint64(0)
     shift = 0
     while shift < 64:
-        b = _byte(buf, pos)
+        b = byte(buf, pos)
         pos += 1
         result |= np.uint64(b & 0x7F) << np.uint64(shift)
         if b < 0x80:
             return result, pos
         shift += 7
-    return result, _bad(buf)
+    return result, bad_position(buf)
 
 
 _MASK64 = (1 << 64) - 1
@@ -112,25 +114,25 @@ def _twin_uvarint(buf, pos):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _int(buf, pos):
+def zigzag(buf, pos):
     """A zigzag varint (i16, i32, i64 fields) as int64."""
-    u, pos = _uvarint(buf, pos)
+    u, pos = uvarint(buf, pos)
     v = (u >> np.uint64(1)) ^ (np.uint64(0) - (u & np.uint64(1)))
     return np.int64(v), pos
 
 
-def _twin_int(buf, pos):
+def _twin_zigzag(buf, pos):
     u, pos = _twin_uvarint(buf, pos)
     return (u >> 1) ^ -(u & 1), pos
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _length(buf, pos):
+def length(buf, pos):
     """A byte or element count; one that runs past the end marks the footer malformed."""
-    u, pos = _uvarint(buf, pos)
+    u, pos = uvarint(buf, pos)
     end = len(buf) - 1
     if pos > end or u > np.uint64(end - pos):
-        return 0, _bad(buf)
+        return 0, bad_position(buf)
     return np.int64(u), pos
 
 
@@ -143,28 +145,28 @@ def _twin_length(buf, pos):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _field(buf, pos, last):
+def field(buf, pos, last):
     """A struct field header: (field id, type, pos); type ``T_STOP`` ends the struct."""
-    b = _byte(buf, pos)
+    b = byte(buf, pos)
     pos += 1
     if b == 0:
         return 0, T_STOP, pos
     delta = b >> 4
     if delta == 0:
-        fid, pos = _int(buf, pos)
+        fid, pos = zigzag(buf, pos)
     else:
         fid = last + delta
     return fid, b & 0x0F, pos
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _list_header(buf, pos):
+def list_header(buf, pos):
     """(size, element type, pos) of a list or set."""
-    b = _byte(buf, pos)
+    b = byte(buf, pos)
     pos += 1
     size = b >> 4
     if size == 15:
-        size, pos = _length(buf, pos)
+        size, pos = length(buf, pos)
     elif pos >= len(buf):
         size = 0
     return size, b & 0x0F, pos
@@ -176,27 +178,27 @@ def _list_header(buf, pos):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _input(buf):
+def as_input(buf):
     """The footer bytes as the kernels index them."""
     return buf
 
 
-def _twin_input(buf):
+def _twin_as_input(buf):
     return buf.tobytes()
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flat(values):
+def flattened(values):
     """An input array, flat, as the kernels index it."""
     return values.ravel()
 
 
-def _twin_flat(values):
+def _twin_flattened(values):
     return values.ravel().tolist()
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ints(size, fill):
+def ints(size, fill):
     """``size`` int64 set to ``fill``."""
     return np.full(size, fill, np.int64)
 
@@ -206,17 +208,17 @@ def _twin_ints(size, fill):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _array(values, size):
-    """The first ``size`` of ``values`` (from :func:`_ints`) as an int64 array."""
+def int_array(values, size):
+    """The first ``size`` of ``values`` (from :func:`ints`) as an int64 array."""
     return values[:size]
 
 
-def _twin_array(values, size):
+def _twin_int_array(values, size):
     return np.array(values[:size], np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _new_bytes(size):
+def new_bytes(size):
     """``size`` bytes to fill."""
     return np.empty(size, np.uint8)
 
@@ -226,12 +228,12 @@ def _twin_new_bytes(size):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bytes(data):
-    """Bytes from :func:`_new_bytes` as a uint8 array."""
+def as_bytes(data):
+    """Bytes from :func:`new_bytes` as a uint8 array."""
     return data
 
 
-def _twin_bytes(data):
+def _twin_as_bytes(data):
     return np.frombuffer(data, np.uint8)
 
 
@@ -272,7 +274,7 @@ def _walk(buf, info, chunks, rows, stack):
         at = (depth - 1) * _FRAME  # the top frame's first slot
         dest, slot, kind, elem = D_NONE, 0, K_SKIP, K_SKIP
         if stack[at + _MODE] == _STRUCT:
-            fid, t, pos = _field(buf, pos, stack[at + _COUNT])
+            fid, t, pos = field(buf, pos, stack[at + _COUNT])
             parent = stack[at + _KIND]
             if t == T_STOP:
                 if parent == K_CHUNK:
@@ -323,6 +325,10 @@ def _walk(buf, info, chunks, rows, stack):
             elif parent == K_CHUNK:
                 if fid == 3 and t == T_STRUCT:
                     elem = K_META
+                elif (fid == 4 or fid == 6) and t == T_I64:
+                    dest, slot = D_CHUNK, C_OFFSET_INDEX_OFF if fid == 4 else C_COLUMN_INDEX_OFF
+                elif (fid == 5 or fid == 7) and t == T_I32:
+                    dest, slot = D_CHUNK, C_OFFSET_INDEX_LEN if fid == 5 else C_COLUMN_INDEX_LEN
             elif parent == K_META:
                 if fid == 1 and t == T_I32:
                     dest, slot = D_CHUNK, C_TYPE
@@ -390,7 +396,7 @@ def _walk(buf, info, chunks, rows, stack):
         elif t == T_BYTE:
             pos += 1
         elif t == T_I16 or t == T_I32 or t == T_I64:
-            value, pos = _int(buf, pos)
+            value, pos = zigzag(buf, pos)
             if dest == D_CHUNK and k < capacity:
                 chunks[k * NUM_CHUNK + slot] = value
             elif dest == D_INFO:
@@ -402,7 +408,7 @@ def _walk(buf, info, chunks, rows, stack):
         elif t == T_DOUBLE:
             pos += 8
         elif t == T_BINARY:
-            size, pos = _length(buf, pos)
+            size, pos = length(buf, pos)
             if dest == D_CHUNK and k < capacity:
                 chunks[k * NUM_CHUNK + slot], chunks[k * NUM_CHUNK + slot + 1] = pos, size
             elif dest == D_INFO:
@@ -428,13 +434,13 @@ def _walk(buf, info, chunks, rows, stack):
                     for i in range(NUM_CHUNK):
                         chunks[k * NUM_CHUNK + i] = -1
             elif t == T_MAP:
-                size, pos = _length(buf, pos)
+                size, pos = length(buf, pos)
                 stack[new + _MODE] = _MAP
                 stack[new + _COUNT] = 2 * size
-                stack[new + _TYPES] = _byte(buf, pos) if size > 0 else 0
+                stack[new + _TYPES] = byte(buf, pos) if size > 0 else 0
                 pos += 1 if size > 0 else 0
             else:
-                count, stack[new + _TYPES], pos = _list_header(buf, pos)
+                count, stack[new + _TYPES], pos = list_header(buf, pos)
                 stack[new + _MODE] = _LIST
                 stack[new + _COUNT] = count
                 stack[new + _ELEM] = elem
@@ -463,21 +469,22 @@ def decode_footer(buf):
     cost more than the walk). What is read, by struct (``parquet.thrift`` field ids):
     FileMetaData 2 schema (raw bytes), 3 num_rows, 4 row_groups, 5 key_value_metadata
     (``ARROW:schema``), 6 created_by, 7 column_orders; RowGroup 1 columns, 3 num_rows;
-    ColumnChunk 3 meta_data; ColumnMetaData 1 type, 4 codec, 5 num_values,
-    7 total_compressed_size, 9 data_page_offset, 11 dictionary_page_offset, 12 statistics,
+    ColumnChunk 3 meta_data, 4 offset_index_offset, 5 offset_index_length,
+    6 column_index_offset, 7 column_index_length (the page index); ColumnMetaData 1 type,
+    4 codec, 5 num_values, 7 total_compressed_size, 9 data_page_offset, 11 dictionary_page_offset, 12 statistics,
     13 encoding_stats, 14 bloom_filter_offset, 15 bloom_filter_length; Statistics 1 max,
     2 min (deprecated), 3 null_count, 5 max_value, 6 min_value, 7 is_max_value_exact,
     8 is_min_value_exact (1 true, 0 false), 9 nan_count (parquet-format 2.13, PARQUET-2249);
     PageEncodingStats 1 page_type, 2 encoding (``C_DICT_ONLY``: 1 when every data page is
     dictionary-encoded, 0 when one is not, -1 without encoding statistics).
     """
-    buf = _input(buf)
-    stack = _ints(MAX_DEPTH * _FRAME, 0)
-    info = _ints(NUM_INFO, -1)
+    buf = as_input(buf)
+    stack = ints(MAX_DEPTH * _FRAME, 0)
+    info = ints(NUM_INFO, -1)
     # a column chunk with its metadata takes well over 32 bytes: one walk for real footers
     capacity = max(256, len(buf) // 32)
-    chunks = _ints(capacity * NUM_CHUNK, -1)
-    rows = _ints(capacity, -1)
+    chunks = ints(capacity * NUM_CHUNK, -1)
+    rows = ints(capacity, -1)
     for _ in range(2):
         for i in range(NUM_INFO):
             info[i] = -1
@@ -487,16 +494,16 @@ def decode_footer(buf):
         if bad or (k <= capacity and r <= len(rows)):
             break
         capacity = k
-        chunks = _ints(k * NUM_CHUNK, -1)
-        rows = _ints(r, -1)
+        chunks = ints(k * NUM_CHUNK, -1)
+        rows = ints(r, -1)
     if r == 0:
         info[F_COLUMNS] = 0
     if bad or info[F_SCHEMA_START] < 0 or info[F_SCHEMA_END] < 0 or info[F_ROW_GROUPS] != r \
             or k != r * info[F_COLUMNS]:
         raise ValueError("the footer is truncated or malformed (or lacks a schema or row "
                          "groups)")
-    return (_array(info, NUM_INFO), _array(chunks, k * NUM_CHUNK).reshape((k, NUM_CHUNK)),
-            _array(rows, r))
+    return (int_array(info, NUM_INFO), int_array(chunks, k * NUM_CHUNK).reshape((k, NUM_CHUNK)),
+            int_array(rows, r))
 
 
 @njit(cache=True, nogil=True)
@@ -510,14 +517,17 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
     length -1 = unknown; the Bloom filter's offset and length in the file, -1 = none; the
     codec, the dictionary page's offset and length where every data page uses it, and the
     NaN count, -1 = none; the bounds' exactness flags, 1 / 0, -1 = not said; where the chunk's
-    pages start and their total compressed size, -1 = unknown).
+    pages start and their total compressed size, -1 = unknown; the offset and length in the
+    file of the chunk's column index (only where ``min_value`` / ``max_value`` are trusted:
+    its page bounds follow the same column orders) and offset index, -1 = none; the first
+    data page's offset).
 
     ``chunks`` must be :func:`decode_footer`'s (whole row groups of ``columns`` chunks, bound
     places inside ``buf``); anything else raises ``ValueError`` rather than read outside.
     """
-    buf, flat = _input(buf), _flat(chunks)
-    leaf_index, leaf_type = _flat(leaf_index), _flat(leaf_type)
-    trust_new, trust_old = _flat(trust_new), _flat(trust_old)
+    buf, flat = as_input(buf), flattened(chunks)
+    leaf_index, leaf_type = flattened(leaf_index), flattened(leaf_type)
+    trust_new, trust_old = flattened(trust_new), flattened(trust_old)
     leaves = len(leaf_index)
     if columns < 0 or len(flat) % NUM_CHUNK != 0:
         raise ValueError("malformed chunk rows")
@@ -531,8 +541,8 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
             raise ValueError("a leaf index outside the schema's columns")
     size_of_buf = len(buf)
     n = groups * leaves
-    out = _ints(n * NUM_SELECTED, -1)
-    source = _ints(n, -1)  # the chunk row's first bound slot
+    out = ints(n * NUM_SELECTED, -1)
+    source = ints(n, -1)  # the chunk row's first bound slot
     total = 0
     for k in range(n):
         c = ((k // leaves) * columns + leaf_index[k % leaves]) * NUM_CHUNK
@@ -552,12 +562,18 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
         dict_off, data_off = flat[c + C_DICT_OFF], flat[c + C_DATA_OFF]
         out[o + S_START] = dict_off if 0 < dict_off < data_off else data_off
         out[o + S_TOTAL] = flat[c + C_TOTAL]
+        out[o + S_OFFSET_INDEX_OFF] = flat[c + C_OFFSET_INDEX_OFF]
+        out[o + S_OFFSET_INDEX_LEN] = flat[c + C_OFFSET_INDEX_LEN]
+        out[o + S_DATA_OFF] = data_off
         # the dictionary page of a chunk whose data pages all use it: it lies before them
         if flat[c + C_DICT_ONLY] == 1 and 0 < dict_off < data_off:
             out[o + S_DICT_OFF] = dict_off
             out[o + S_DICT_LEN] = data_off - dict_off
         if use_new:
             source[k] = C_MIN_OFF if trust_new[j] else -1
+            if trust_new[j]:  # the column index's page bounds follow the column orders too
+                out[o + S_COLUMN_INDEX_OFF] = flat[c + C_COLUMN_INDEX_OFF]
+                out[o + S_COLUMN_INDEX_LEN] = flat[c + C_COLUMN_INDEX_LEN]
         else:
             source[k] = C_OLD_MIN_OFF if trust_old[j] else -1
         if source[k] >= 0:
@@ -568,7 +584,7 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
                     out[o + S_MIN_START + 2 * side] = total
                     out[o + S_MIN_LEN + 2 * side] = size
                     total += size
-    data = _new_bytes(total)
+    data = new_bytes(total)
     for k in range(n):
         c = ((k // leaves) * columns + leaf_index[k % leaves]) * NUM_CHUNK
         o = k * NUM_SELECTED
@@ -578,4 +594,4 @@ def select_stats(buf, chunks, columns, leaf_index, leaf_type, trust_new, trust_o
             src = flat[c + source[k] + 2 * side] if size > 0 else 0
             for i in range(max(size, 0)):
                 data[start + i] = buf[src + i]
-    return _bytes(data), _array(out, n * NUM_SELECTED).reshape((n, NUM_SELECTED))
+    return as_bytes(data), int_array(out, n * NUM_SELECTED).reshape((n, NUM_SELECTED))

@@ -217,6 +217,9 @@ class FileFooter:
     rows_untrusted: str | None = None
     #: where the pages of every column chunk lie, when indexes are read
     layout: trust.Layout | None = None
+    #: with ``page_index=True``: the bytes read where the chunks' page indexes lie, as
+    #: ``(offset in the file, bytes)`` ranges (places outside the file's pages are not read)
+    index_ranges: list[tuple[int, bytes]] | None = None
 
     def distrust(self, r: int, j: int, why: str) -> None:
         """Mark chunk ``(r, j)`` impossible (the first reason stays): its statistics, Bloom
@@ -521,7 +524,8 @@ def _opened(source, filesystem):
 
 def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
                 filesystem=None, bloom=None, dictionaries=None,
-                dictionary_bytes: int = dictionary.MAX_BYTES) -> FileFooter:
+                dictionary_bytes: int = dictionary.MAX_BYTES,
+                page_index: bool = False) -> FileFooter:
     """Read one file's footer and its raw per-row-group statistics.
 
     ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
@@ -529,7 +533,10 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     also read those leaves' Bloom filters, while the file is open; ``dictionaries`` likewise
     their dictionary pages of at most ``dictionary_bytes`` (:mod:`.dictionary`). A Bloom filter
     or dictionary page that cannot be where the footer puts it, or that contradicts the
-    chunk's bounds, makes that chunk's statistics unknown (``FileFooter.untrusted``). Raises
+    chunk's bounds, makes that chunk's statistics unknown (``FileFooter.untrusted``).
+    ``page_index``: also read the bytes of the selected leaves' page indexes
+    (``FileFooter.index_ranges``; one read where they are contiguous, as writers put them
+    after the row groups), decoded by :mod:`.page_index`. Raises
     ``OSError`` when the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` /
     :class:`~prune_engine.errors.StatsError` when it is not valid Parquet.
     """
@@ -543,7 +550,34 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
             _read_blooms(result, bloom, read_at, size)
         if dictionaries:
             _read_dictionaries(result, dictionaries, read_at, dictionary_bytes)
+        if page_index:
+            result.index_ranges = _read_index_ranges(result.rows, read_at,
+                                                     size - 8 - (footer.size - 1))
     return result
+
+
+#: index places closer than this are read in one request (writers put them end to end)
+INDEX_GAP = 64 << 10
+
+
+def _read_index_ranges(rows: np.ndarray, read_at, pages_end: int) -> list[tuple[int, bytes]]:
+    """The bytes of the page-index places of ``rows`` (:mod:`._thrift` ``S_*`` rows) that lie
+    inside the file's pages ``[4, pages_end)``, places at most :data:`INDEX_GAP` apart read
+    as one range."""
+    places = []
+    for off, size in ((_thrift.S_COLUMN_INDEX_OFF, _thrift.S_COLUMN_INDEX_LEN),
+                      (_thrift.S_OFFSET_INDEX_OFF, _thrift.S_OFFSET_INDEX_LEN)):
+        start, length = rows[:, off], rows[:, size]
+        inside = (start >= 4) & (length > 0) & (start < pages_end) \
+            & (length <= pages_end - np.maximum(start, 0))
+        places.extend(zip(start[inside].tolist(), (start + length)[inside].tolist()))
+    ranges: list[list[int]] = []
+    for start, stop in sorted(places):
+        if ranges and start <= ranges[-1][1] + INDEX_GAP:
+            ranges[-1][1] = max(ranges[-1][1], stop)
+        else:
+            ranges.append([start, stop])
+    return [(start, bytes(read_at(stop - start, start))) for start, stop in ranges]
 
 
 def _warm_up(compiled) -> None:
@@ -790,7 +824,7 @@ def _bounds(plan: LeafPlan, raw: Bounds, lower: bool) -> pa.Array:
     try:
         if kind == UNKNOWN:
             return pa.nulls(n, target)
-        if kind == BOOL:  # one byte, 0 or 1 (:func:`_impossible_bounds`)
+        if kind == BOOL:  # one byte, 0 or 1 (:func:`impossible_bounds`)
             values, known = raw.fixed("u1")
             return pa.array(values == 1, pa.bool_(), mask=~(known & (values <= 1))).cast(target)
         if kind in (INT, UINT):
@@ -871,7 +905,7 @@ def leaf_bounds(plan: LeafPlan, data: np.ndarray, rows: np.ndarray) -> tuple[pa.
                                  rows[:, _thrift.S_MAX_LEN]), False))
 
 
-def _impossible_bounds(plan: LeafPlan, data: np.ndarray, rows: np.ndarray, mins: pa.Array,
+def impossible_bounds(plan: LeafPlan, data: np.ndarray, rows: np.ndarray, mins: pa.Array,
                        maxs: pa.Array) -> np.ndarray:
     """Chunks of one leaf whose bounds cannot be (:mod:`.trust`): a min above the max, or a
     boolean bound byte other than 0 or 1."""
@@ -930,15 +964,17 @@ def _per_file(leaf: RawLeaf, file_ids: np.ndarray, n: int) -> RawLeaf:
     return RawLeaf(mins, maxs, count_sum(leaf.nulls), all_empty, nans)
 
 
-def _build(node: Node, leaf_stats: dict[int, LeafStats], n: int) -> LeafStats:
+def build_stats(node: Node, leaf_stats: dict[int, LeafStats], n: int) -> LeafStats:
+    """The statistics of ``node`` (a column or a subtree of one) from its leaves' (by Parquet
+    column index), laid out as ``collect_stats`` lays them out."""
     if node.kind == "leaf":
         return leaf_stats[node.plan.index].renamed(node.name)
     if node.kind == "struct":
-        return struct_stats(node.name, [_build(c, leaf_stats, n) for c in node.children], n)
+        return struct_stats(node.name, [build_stats(c, leaf_stats, n) for c in node.children], n)
     if node.kind == "list":
-        inner = _build(node.children[0], leaf_stats, n)
+        inner = build_stats(node.children[0], leaf_stats, n)
         return element_stats(node.name, inner, node.element_type, "list", n)
-    inner = struct_stats(node.name, [_build(c, leaf_stats, n) for c in node.children], n)
+    inner = struct_stats(node.name, [build_stats(c, leaf_stats, n) for c in node.children], n)
     return element_stats(node.name, inner, inner.min_field.type, "map", n)
 
 
@@ -999,7 +1035,7 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
     for j, leaf in enumerate(plan.leaves):
         mine = rows[j::width]
         mins, maxs = leaf_bounds(leaf, data, mine)
-        order = _impossible_bounds(leaf, data, mine, mins, maxs)
+        order = impossible_bounds(leaf, data, mine, mins, maxs)
         judged[j] = (mins, maxs, order)
         bad = untrusted[j::width] | order
         untrusted[j::width] = bad
@@ -1014,7 +1050,7 @@ def group_stats(footers: Sequence[FileFooter], granularity: str
                                            None if raw.nans is None else counted_field,
                                            raw.nans)
     _note_untrusted(footers, untrusted, counted, judged, rows, group_rows, first_group)
-    top = [_build(node, leaf_stats, n) for node in plan.nodes]
+    top = [build_stats(node, leaf_stats, n) for node in plan.nodes]
     if by_file:
         num_records = np.bincount(file_ids, weights=num_rows, minlength=n).astype(np.int64)
         unknown = np.bincount(file_ids, weights=~rows_known, minlength=n) > 0

@@ -176,10 +176,10 @@ def test_the_twins_stand_ins_read_bytes_as_the_compiled_functions(twins):
         buf = np.frombuffer(raw + b"\x00", np.uint8)  # padded as decode_footer takes it
         data = buf.tobytes()
         for pos in range(len(raw) + 2):
-            assert _thrift._twin_byte(data, pos) == _thrift._byte(buf, pos)
-            for name in ("uvarint", "int", "length"):
+            assert _thrift._twin_byte(data, pos) == _thrift.byte(buf, pos)
+            for name in ("uvarint", "zigzag", "length"):
                 value, end = getattr(_thrift, f"_twin_{name}")(data, pos)
-                expected, expected_end = getattr(_thrift, f"_{name}")(buf, pos)
+                expected, expected_end = getattr(_thrift, name)(buf, pos)
                 assert (int(value), end) == (int(expected), expected_end), (name, raw, pos)
                 assert type(value) is int
 
