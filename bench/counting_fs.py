@@ -188,3 +188,20 @@ def duckdb_counting(con) -> Counter:
 
     con.register_filesystem(_Local())
     return counter
+
+
+def bytes_read(engine: str, fn, path: str) -> int:
+    """The bytes ``fn(path, fs_or_con)`` reads: through DuckDB's ``count://`` filesystem where
+    ``engine`` is a DuckDB one (one thread: its fsspec reads race with several), else through
+    a :class:`CountingFileSystem`."""
+    if engine.startswith("duckdb"):
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET threads = 1")
+        counter = duckdb_counting(con)
+        fn("count://" + path, con)
+        return counter.value
+    fs = CountingFileSystem()
+    fn(path, fs)
+    return fs.bytes_read

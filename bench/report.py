@@ -776,6 +776,34 @@ def tables_target_lines(others: list[dict]) -> list[str]:
     return out
 
 
+#: bench/test_bench_pages.py targets (issue #35): a point lookup's bytes read and time as
+#: fractions of pyarrow.dataset's for the same filter
+PAGES_BYTES_TARGET = 1 / 40
+PAGES_TIME_TARGET = 1 / 10
+
+
+def pages_target_lines(others: list[dict]) -> list[str]:
+    """``bench/test_bench_pages.py``: the point lookup's bytes and time against
+    pyarrow.dataset's; the rows and pages of the OR across two columns against its row
+    groups'."""
+    out = []
+    for o in _group(others, "pages point lookup"):
+        if o["engine"].startswith("pe.scan") and "bytes_vs_dataset" in o:
+            b, t = o["bytes_vs_dataset"], o["time_vs_dataset"]
+            out.append(f"- point lookup, {o['file_rows']:,} rows, {o['pages_per_chunk']} pages a "
+                       f"chunk, {o.get('layout', '')}: {o['engine']} reads "
+                       f"{fmt_bytes(o['bytes_read'])}, {b:.3f} of "
+                       f"pyarrow.dataset's bytes (target ≤ {PAGES_BYTES_TARGET:.3f}) — "
+                       f"{_verdict(b <= PAGES_BYTES_TARGET)}; time {t:.2f}× (target ≤ "
+                       f"{PAGES_TIME_TARGET:.2f}) — {_verdict(t <= PAGES_TIME_TARGET)}")
+    for o in _group(others, "pages OR two columns"):
+        out.append(f"- {o['where']}: pe.prune_rows selects {o['rows_selected']:,} of the "
+                   f"{o['row_group_rows']:,} rows of the row groups that may match "
+                   f"({o['pages_selected']} of {o['row_group_pages']} pages of key) in "
+                   f"{fmt_time(o['seconds'])} — {_verdict(o['pages_selected'] < o['row_group_pages'])}")
+    return out
+
+
 #: bench/test_bench_topk.py targets (issue #23): files a top-k and a count read on the
 #: clustered lake, and classify's time as a multiple of prune's
 TOPK_FILES_TARGET = 2
@@ -1018,6 +1046,7 @@ def report(data: dict, stat: str = "median", plots: list[tuple[str, str]] = ()) 
          topk_table(others)),
         (f"## pe.classify against pe.prune ({stat})", topk_classify_table(others)),
         ("## Targets (issue #23)", "\n".join(topk_target_lines(others))),
+        ("## Targets (issue #35: pages)", "\n".join(pages_target_lines(others))),
     ]
     parts += [part for title, table in bloom if table for part in (title, table)]
     first = [("### pe.prune at 1k containers, step by step", first_call_table(others)),

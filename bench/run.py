@@ -6,7 +6,8 @@ Each part is one pytest-benchmark suite, run in its own process from the reposit
 ``prune`` (pe.prune and its peers over 1k, 10k, 100k and 1M containers, compile latency, first
 calls), ``ngram`` (index build, probe, size against false-positive rate, JIT first call),
 ``collect`` (collect_stats over a lake of footers), ``scan`` (pe.scan against pyarrow and
-DuckDB) and ``spark`` (the read and the join on local Spark). The output directory (default
+DuckDB), ``pages`` (a point lookup through the page index, the row ranges of an OR) and
+``spark`` (the read and the join on local Spark). The output directory (default
 ``.benchmarks/<UTC time>/``, and a copy in ``.benchmarks/latest/``) receives:
 
     raw/<part>.json     the suite's pytest-benchmark JSON, as written
@@ -87,6 +88,8 @@ PARTS = [
     Part("spark", "bench/test_bench_spark.py", ["-k", "not executor_first_call and not collect"],
          {"SPARK_BENCH_FILES": "200"},
          "200 files (full: 2,000); the statistics job; the executors' first call"),
+    Part("pages", "bench/test_bench_pages.py", [], {"PAGES_BENCH_ROWS": "200000"},
+         "a file of 200,000 rows (full: 2,000,000)"),
     Part("topk", "bench/test_bench_topk.py", ["-k", "not first_call"],
          {"TOPK_BENCH_FILES": "200", "TOPK_BENCH_CONTAINERS": "100000"},
          "lakes of 200 files (full: 2,000); 100,000 containers (full: 1,000,000); the first call"),

@@ -42,7 +42,7 @@ import pytest
 
 import duckdb
 import prune_engine as pe
-from counting_fs import CountingFileSystem, duckdb_counting
+from counting_fs import bytes_read
 from wide import leaf_bytes, write_wide
 
 ROWS = int(os.environ.get("SCAN_BENCH_ROWS", 800_000))
@@ -88,23 +88,13 @@ ONE_LEAF = {
 }
 
 
-def _bytes_read(engine: str, fn, path: str) -> int:
-    if engine.startswith("duckdb"):
-        con = duckdb.connect()
-        con.execute("SET threads = 1")  # DuckDB's fsspec reads race with several threads
-        counter = duckdb_counting(con)
-        fn("count://" + path, con)
-        return counter.value
-    fs = CountingFileSystem()
-    fn(path, fs)
-    return fs.bytes_read
 
 
 def _run(benchmark, rounds, group: str, engine: str, fn, path: str, leaf_bytes: int):
     benchmark.group = group
     benchmark.extra_info["engine"] = engine
     table = benchmark.pedantic(fn, (path,), rounds=rounds(3), iterations=1, warmup_rounds=1)
-    read = _bytes_read(engine, fn, path)
+    read = bytes_read(engine, fn, path)
     benchmark.extra_info["bytes_read"] = read
     benchmark.extra_info["leaf_bytes"] = leaf_bytes
     benchmark.extra_info["rows"] = table.num_rows

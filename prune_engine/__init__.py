@@ -34,7 +34,7 @@ from prune_engine.errors import (
     UnknownColumnError,
 )
 from prune_engine.expr.builder import col, lit
-from prune_engine.api import Predicate, Source, classify, compile, explain, prune, prune_topk
+from prune_engine.api import Predicate, Source, classify, compile, prune, prune_topk
 from prune_engine.compiler.plan import PruningProgram
 from prune_engine.stats.table import StatsTable
 
@@ -58,7 +58,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run)
     from prune_engine.answers import aggregate
-    from prune_engine.row_ranges import prune_rows
+    from prune_engine.row_ranges import explain, prune_rows
     from prune_engine.scanning.api import scan, scan_batches
     from prune_engine.stats.collect import collect_stats, update_stats
     from prune_engine.stats.delta import stats_from_delta
@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (never run
 _LAZY = {
     "aggregate": "prune_engine.answers",
     "prune_rows": "prune_engine.row_ranges",
+    "explain": "prune_engine.row_ranges",
     "collect_stats": "prune_engine.stats.collect",
     "update_stats": "prune_engine.stats.collect",
     "stats_from_arrow": "prune_engine.stats.from_arrow",

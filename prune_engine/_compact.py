@@ -1,12 +1,17 @@
 """Small Thrift compact-protocol structs read in Python: page headers, Bloom filter headers.
 
 The footer is decoded by numba kernels (:mod:`prune_engine.stats._thrift`); the headers read
-here are a few bytes each, of integers, booleans and nested structs only, so plain Python
+here are a few bytes each (integers, booleans, short binaries, nested structs), so plain Python
 reads them: :func:`read_struct` gives ``{field id: value}`` and raises :class:`ThriftError`
 for anything else, or bytes that end too soon.
 
 >>> read_struct(bytes([0x15, 0x04, 0x1C, 0x11, 0x00, 0x00]), 0)
 ({1: 2, 2: {1: True}}, 6)
+>>> read_struct(bytes([0x18, 0x02]) + b"ab" + bytes([0x00]), 0)  # a binary field
+({1: b'ab'}, 5)
+>>> read_struct(bytes([0x18, 0x09]) + b"ab", 0)
+Traceback (most recent call last):
+prune_engine._compact.ThriftError: the header is truncated
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ def varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def read_struct(buf: bytes, pos: int, depth: int = 0) -> tuple[dict, int]:
-    """The struct at ``pos`` whose fields are i32/i64, booleans or structs:
+    """The struct at ``pos`` whose fields are i32/i64, booleans, binary or structs:
     ``({field id: value}, next position)``."""
     if depth > MAX_DEPTH:
         raise ThriftError("the header nests too deep")
@@ -61,5 +66,11 @@ def read_struct(buf: bytes, pos: int, depth: int = 0) -> tuple[dict, int]:
             fields[fid], pos = read_struct(buf, pos, depth + 1)
         elif kind in (1, 2):  # a boolean in a struct: its value is the type
             fields[fid] = kind == 1
+        elif kind == 8:  # binary (a data page header's statistics, as parquet-java writes)
+            size, pos = varint(buf, pos)
+            if size > len(buf) - pos:
+                raise ThriftError("the header is truncated")
+            fields[fid] = bytes(buf[pos:pos + size])
+            pos += size
         else:
             raise ThriftError(f"unexpected Thrift type {kind} in the header")

@@ -313,10 +313,12 @@ def _size(n: int) -> str:
 def _explain(args) -> None:
     import prune_engine as pe
 
-    report = pe.explain(pe.read_stats(args.stats), args.sql)
+    stats = pe.read_stats(args.stats)
+    report = pe.explain(stats, args.sql, pages=args.pages)
     names = report.column_names
     records = [dict(zip(names, values)) for values in zip(
         *(report.column(name).to_pylist() for name in names))]
+    pages = _pages_summary(stats, records) if args.pages else None
     pruned = [r for r in records if not r["keep"]]
     answers = {a: sum(r["answer"] == a for r in records) for a in ("none", "some", "all")}
     counted = _counted(r["reason"] for r in pruned)
@@ -333,11 +335,13 @@ def _explain(args) -> None:
             "kept_reasons": dict(kept_counted),
             "containers": shown,
             "containers_omitted": len(rows) - len(shown),
+            **({"pages": pages} if pages else {}),
         })
         return
     if args.format == "csv":
-        _emit_csv(names, [["true" if v is True else "false" if v is False else v
-                           for v in r.values()] for r in rows[:_limit(args, None)]])
+        _emit_csv(names, [["true" if v is True else "false" if v is False else
+                           _ranges_text(v) if k == "row_ranges" else v
+                           for k, v in r.items()] for r in rows[:_limit(args, None)]])
         return
     print(f"pruned {len(pruned)} of {len(records)} containers"
           + (", because the statistics prove empty:" if pruned else ""))
@@ -350,8 +354,15 @@ def _explain(args) -> None:
         for reason, count in kept_counted[:_limit(args, 20)]:
             print(f"  {count:6d}  {reason}")
         _more(len(kept_counted), len(kept_counted[:_limit(args, 20)]))
+    if pages:
+        print(f"pages: {pages['rows_selected']} of {pages['rows_kept']} rows of the kept row "
+              f"groups may match, in {pages['ranges']} row ranges"
+              + (f" ({pages['row_groups_without_ranges']} kept row groups have none)"
+                 if pages["row_groups_without_ranges"] else ""))
     shown = [(r["answer"].upper(), r["container"],
-              (r["kept_because"] or "may match") if r["keep"] else r["reason"] or "?")
+              ((r["kept_because"] or "may match") if r["keep"] else r["reason"] or "?")
+              + (f"  [rows {r['rows_selected']}: {_ranges_text(r['row_ranges'])}]"
+                 if pages and r["keep"] and r["rows_selected"] is not None else ""))
              for r in rows[:_limit(args, 20)]]
     if shown:
         print()
@@ -359,6 +370,28 @@ def _explain(args) -> None:
         for verdict, container, reason in shown:
             print(f"{verdict:<5}  {container:<{width}}  {reason}")
     _more(len(rows), len(shown))
+
+
+def _pages_summary(stats, records: list[dict]) -> dict:
+    """``explain --pages``: over the kept row groups that have row ranges, their rows
+    (``num_records``), the rows the ranges select, how many ranges, and how many kept row
+    groups select none (every page pruned)."""
+    table = stats.table if hasattr(stats, "table") else stats
+    counts = (table.column("num_records").to_pylist() if "num_records" in table.column_names
+              else [None] * len(records))
+    paged = [(r, c) for r, c in zip(records, counts)
+             if r["keep"] and r["rows_selected"] is not None]
+    return {"rows_kept": sum(c or 0 for _, c in paged),
+            "rows_selected": sum(r["rows_selected"] for r, _ in paged),
+            "ranges": sum(len(r["row_ranges"]) for r, _ in paged),
+            "row_groups_without_ranges": sum(r["rows_selected"] == 0 for r, _ in paged)}
+
+
+def _ranges_text(ranges: list[dict] | None) -> str | None:
+    """Row ranges as ``start+count`` joined by ``;`` (``0+100;400+50``); None stays None."""
+    if ranges is None:
+        return None
+    return ";".join(f"{r['row_start']}+{r['row_count']}" for r in ranges)
 
 
 def _counted(reasons) -> list[tuple[str, int]]:
@@ -636,12 +669,20 @@ pipe was closed. Errors are one line on stderr.""")
     p.add_argument("--limit", type=_count, default=None, metavar="N",
                    help="list at most N containers (table: default 20; json, csv: default "
                         "all; 0: all)")
+    p.add_argument("--pages", action="store_true",
+                   help="also read the page index of the files of the kept row groups: per "
+                        "row group the rows that may match (rows_selected) and their "
+                        "row_ranges (start+count within the row group; null for a container "
+                        "that is not a row group)")
     _format(p, "explain", "table: for people (default); json: one object (predicate, "
             "containers_total, containers_pruned, answers {none, some, all: count}, reasons "
             "{reason: count}, kept_reasons {kept_because: count}, containers [{container, "
-            "keep, reason, kept_because, answer}], containers_omitted by --limit); csv: "
-            "container, keep, reason (empty where kept), kept_because (empty where pruned), "
-            "answer")
+            "keep, reason, kept_because, answer}], containers_omitted by --limit; with "
+            "--pages each container also has rows_selected and row_ranges [{row_start, "
+            "row_count}], and pages {rows_kept, rows_selected, ranges, "
+            "row_groups_without_ranges}); csv: container, keep, reason (empty where kept), "
+            "kept_because (empty where pruned), answer, and with --pages rows_selected, "
+            "row_ranges (start+count;...)")
 
     p = _command(sub, "scan", "read the matching rows of the kept row groups into a Parquet "
                  "file, only the columns asked for",

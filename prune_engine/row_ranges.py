@@ -58,7 +58,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from prune_engine.api import Predicate, Source, Stats, prune
+from prune_engine.api import OnInvalid, Predicate, Source, Stats, prune
+from prune_engine.api import explain as _explain
 from prune_engine.compiler.rules import rewrite
 from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
@@ -67,7 +68,8 @@ from prune_engine.stats.page_index import PageStats, page_stats
 from prune_engine.stats.table import as_stats_table
 
 __all__ = ["Ranges", "normalize_ranges", "intersect_ranges", "union_ranges", "subtract_ranges",
-           "combine_ranges", "ranges_from_pages", "row_ranges", "considered_groups", "prune_rows"]
+           "combine_ranges", "ranges_from_pages", "row_ranges", "considered_groups", "prune_rows",
+           "explain_ranges", "explain"]
 
 #: sorted, disjoint, non-adjacent half-open ranges: ``(starts, ends)``, int64 arrays
 Ranges = tuple[np.ndarray, np.ndarray]
@@ -339,10 +341,7 @@ def prune_rows(source: Source, where: Predicate, stats: Stats | None = None, *,
 
         stats = collect_stats(source, granularity="row_group", filesystem=filesystem)
     stats = as_stats_table(stats)
-    referenced = {_leaf_name(c) for c in n.columns_of(where_tree)}
-    known = [".".join(p) for p, _, _ in layout.leaves(stats.schema.field(layout.MIN_VALUES).type)] \
-        if layout.MIN_VALUES in stats.schema.names else []
-    pages = page_stats(source, columns=[c for c in known if c in referenced], filesystem=filesystem)
+    pages = page_stats(source, columns=_paged_leaves(stats, where_tree), filesystem=filesystem)
     considered = considered_groups(pages.groups, stats, prune(stats, where_tree))
     return row_ranges(pages, where_tree, considered)
 
@@ -369,3 +368,113 @@ def considered_groups(groups: pa.Table, stats, keep: pa.BooleanArray) -> np.ndar
             hit = keys.join(pruned.group_by(on).aggregate([]), on, join_type="inner")
             out[hit.column("__g").to_numpy()] = False
     return out
+
+
+# --- explain: the row ranges of each container --------------------------------------------------
+#: the type of :func:`explain_ranges`' ``row_ranges`` column: one list of ranges per container
+RANGES_TYPE = pa.list_(pa.struct([("row_start", pa.int64()), ("row_count", pa.int64())]))
+
+
+def _paged_leaves(stats, tree: n.Expr) -> list[str]:
+    """The leaf columns of ``tree`` that the statistics describe: those whose pages are read."""
+    referenced = {_leaf_name(c) for c in n.columns_of(tree)}
+    schema = stats.schema
+    if layout.MIN_VALUES not in schema.names:
+        return []
+    return [".".join(p) for p, _, _ in layout.leaves(schema.field(layout.MIN_VALUES).type)
+            if ".".join(p) in referenced]
+
+
+def explain_ranges(stats: Stats, where: Predicate, keep, *, filesystem=None
+                   ) -> tuple[pa.Int64Array, pa.ListArray]:
+    """Per container of ``stats`` (in its row order), the rows that may match ``where`` from
+    the page index: ``rows_selected`` (int64) and ``row_ranges`` (list of ``row_start``,
+    ``row_count`` within the row group), the columns ``pe.explain(..., pages=True)`` adds.
+
+    Only a container that is a row group of a Parquet file (``path`` and ``row_group`` both
+    set) has ranges; elsewhere both are null (unknown). ``keep`` is the container mask of
+    ``pe.prune`` for the same predicate: a pruned row group selects 0 rows (an empty list);
+    the page indexes are read only for the files with a kept row group, and the ranges of
+    those row groups are those of :func:`prune_rows` for the same files and statistics. A
+    row group the file does not have is null.
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pq.write_table(pa.table({"a": range(1000)}), path, row_group_size=500,
+    ...                write_page_index=True, data_page_size=512, write_batch_size=100)
+    >>> stats = pe.collect_stats(path)
+    >>> selected, ranges = explain_ranges(stats, "a = 5", pe.prune(stats, "a = 5"))
+    >>> selected.to_pylist(), ranges.to_pylist()
+    ([100, 0], [[{'row_start': 0, 'row_count': 100}], []])
+    """
+    table = as_stats_table(stats).table
+    count = table.num_rows
+    keep = np.asarray(pa.array(keep, pa.bool_()).fill_null(True).to_numpy(zero_copy_only=False),
+                      bool)
+    if layout.PATH not in table.column_names or layout.ROW_GROUP not in table.column_names:
+        return pa.nulls(count, pa.int64()), pa.nulls(count, RANGES_TYPE)
+    containers = pa.table({
+        layout.PATH: table.column(layout.PATH).cast(pa.string()),
+        layout.ROW_GROUP: table.column(layout.ROW_GROUP).cast(pa.int32()),
+        "__i": pa.array(np.arange(count, dtype=np.int64))})
+    is_group = np.asarray(pc.and_(pc.is_valid(containers.column(layout.PATH)),
+                                  pc.is_valid(containers.column(layout.ROW_GROUP))))
+    known = is_group & ~keep  # (a pruned row group: nothing selected)
+    hits = pa.table({"__i": pa.array([], pa.int64()), "row_start": pa.array([], pa.int64()),
+                     "row_count": pa.array([], pa.int64())})
+    files = sorted(set(containers.column(layout.PATH).filter(pa.array(is_group & keep))
+                       .to_pylist()))
+    if files:
+        tree = to_expr(where)
+        pages = page_stats(files, columns=_paged_leaves(table, tree), filesystem=filesystem)
+        considered = considered_groups(pages.groups, table, pa.array(keep))
+        ranges = row_ranges(pages, tree, considered)
+        read = containers.filter(pa.array(is_group & keep))
+        present = read.join(pages.groups.select([layout.PATH, layout.ROW_GROUP]),
+                            [layout.PATH, layout.ROW_GROUP], join_type="inner")
+        known[present.column("__i").to_numpy()] = True
+        hits = read.join(ranges.rename_columns([layout.PATH, layout.ROW_GROUP, "row_start",
+                                                "row_count"]),
+                         [layout.PATH, layout.ROW_GROUP], join_type="inner")
+        hits = hits.sort_by([("__i", "ascending"), ("row_start", "ascending")])
+    owner = hits.column("__i").to_numpy().astype(np.int64)
+    per = np.bincount(owner, minlength=count).astype(np.int64)
+    rows = np.zeros(count, np.int64)
+    np.add.at(rows, owner, hits.column("row_count").to_numpy().astype(np.int64))
+    offsets = pa.array(np.concatenate(([0], np.cumsum(per))).astype(np.int32))
+    values = pa.StructArray.from_arrays(
+        [hits.column("row_start").combine_chunks(), hits.column("row_count").combine_chunks()],
+        names=["row_start", "row_count"])
+    valid = pa.array(known)
+    lists = pa.ListArray.from_arrays(offsets, values, mask=pc.invert(valid))
+    return pa.array(rows, pa.int64(), mask=~known), lists.cast(RANGES_TYPE)
+
+
+def explain(stats: Stats, expr: Predicate, *, on_invalid: OnInvalid = "raise",
+            pages: bool = False, filesystem=None) -> pa.Table:
+    """Per container: why it is kept or pruned (the table of :func:`prune_engine.api.explain`:
+    ``container``, ``keep``, ``reason``, ``kept_because``, ``answer``), and with
+    ``pages=True`` the rows of it that may match, from the page index of the Parquet files
+    whose row groups are kept (read on ``filesystem`` if given): ``rows_selected`` (int64; 0
+    where pruned) and ``row_ranges`` (list of ``row_start``, ``row_count`` within the row
+    group: the ranges :func:`prune_rows` gives it), both null for a container that is not a
+    row group (a file). See :func:`explain_ranges`. ``pe.explain`` is this function: it lives
+    here, above both, because the row ranges are built on the layer of ``prune``.
+
+    ``stats``, ``expr`` and ``on_invalid`` are those of :func:`prune_engine.prune`.
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq, prune_engine as pe
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> pq.write_table(pa.table({"a": range(1000)}), path, row_group_size=500,
+    ...                write_page_index=True, data_page_size=512, write_batch_size=100)
+    >>> table = pe.explain(pe.collect_stats(path), "a BETWEEN 120 AND 130", pages=True)
+    >>> table.select(["keep", "rows_selected", "row_ranges"]).to_pylist()[0]
+    {'keep': True, 'rows_selected': 100, 'row_ranges': [{'row_start': 100, 'row_count': 100}]}
+    >>> table.column("rows_selected").to_pylist()
+    [100, 0]
+    """
+    table = _explain(stats, expr, on_invalid=on_invalid)
+    if not pages:
+        return table
+    selected, ranges = explain_ranges(stats, expr, table.column("keep"), filesystem=filesystem)
+    return table.append_column("rows_selected", selected).append_column("row_ranges", ranges)

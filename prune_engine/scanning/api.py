@@ -28,7 +28,10 @@ What is read, in order:
    selected paths (``ParquetFile.reader.read_row_groups`` with column indices: a struct's
    unselected children and a list's unselected element fields are never read from disk),
    files in parallel threads; INT96 timestamps as microseconds (Spark's unit: years past
-   2262 keep their value);
+   2262 keep their value); with ``where``, of a file with a page index only the dictionary
+   pages and the data pages that overlap the row ranges that may match
+   (:func:`prune_engine.row_ranges.row_ranges`), the other rows dropped before the filter
+   (:mod:`~prune_engine.scanning.pages`; a file with deletes to apply is read as without);
 5. for a snapshot, its deletes: the Iceberg position delete files that may name a file
    read are read once, and their rows dropped (positions count from the file's first row,
    whatever row groups are read); a file read whose live rows cannot be told (a Delta
@@ -74,6 +77,7 @@ from prune_engine.scanning.paths import (FieldPath, PathLike, add_path, resolve,
 from prune_engine.compiler import classify
 from prune_engine.compiler.topk import OrderBy
 from prune_engine.scanning import order
+from prune_engine.scanning import pages as page_reading
 from prune_engine.scanning.pruning import scan_codes
 from prune_engine.scanning.rows import RowFilter
 from prune_engine.scanning.schema import file_columns, read_footer, same_schema, unify_schemas
@@ -179,6 +183,9 @@ class _Plan:
         self._plan_row_groups(listing, stats, source, on_invalid, filesystem)
         #: per file read (its location key): the row positions its delete files delete
         self.deleted = self._snapshot_deletes(filesystem)
+        #: per file: what reading only its selected pages needs, read once
+        self._pages = page_reading.FilePagesCache(self.rows.expr if self.rows else None,
+                                                  self.filesystem)
 
     # footers and schema -------------------------------------------------------------------
     def _listing(self, source, filesystem, stats: StatsTable | None
@@ -419,14 +426,21 @@ class _Plan:
         f, row_groups = unit.file, unit.row_groups
         indices = file_columns(self.schema, self.read_trie, f.schema)
         deleted = self.deleted.get(location_key(f.path)) if self.deleted else None
+        # only the pages of the rows that may match (the page index), where that is sound
+        pages = self._file_pages(f) if self.rows is not None and not unit.entire \
+            and deleted is None else None
         try:
             pf = pq.ParquetFile(f.location, metadata=f.metadata, filesystem=self.filesystem,
                                 coerce_int96_timestamp_unit="us")
             try:
                 if f.metadata is None:  # planned from the recorded footer: check it
                     _same_footer(f, pf)
-                data = pf.reader.read_row_groups(row_groups, column_indices=indices,
-                                                 use_threads=True)
+                if pages is not None:
+                    data = page_reading.read_row_groups(pf, f.location, self.filesystem, pages,
+                                                        row_groups, indices)
+                else:
+                    data = pf.reader.read_row_groups(row_groups, column_indices=indices,
+                                                     use_threads=True)
                 if self.columns is not None:
                     data = self.columns.rename(data)
                 if deleted is not None:
@@ -448,6 +462,19 @@ class _Plan:
         if self.rows is not None and not unit.entire:
             table = table.filter(self._mask(table))
         return table
+
+    def _file_pages(self, f: _File) -> page_reading.FilePages | None:
+        """What reading only the selected pages of ``f`` needs (read once per file), or None
+        to read it as without a page index: a predicate on list or map elements (its page
+        ranges would not be existential), a file whose columns are named otherwise than the
+        table's (the predicate's names would not be the file's), a file that cannot be read
+        so (the whole read then says why)."""
+        if any(fp.through_elements for fp in self.rows.paths) or \
+                (f.footer_schema is not None and not f.footer_schema.equals(f.schema)):
+            return None
+        tops = tuple(sorted({self.schema.names[k] for k in self.read_trie}
+                            & set(f.schema.names)))
+        return self._pages.get(f.path, f.location, tops, f.metadata)
 
     def project(self, table: pa.Table) -> pa.Table:
         """Rows of :attr:`read_schema` in the output's shape."""

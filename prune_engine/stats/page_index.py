@@ -60,7 +60,7 @@ from prune_engine.stats.parquet import (BOOL, FileFooter, LeafPlan, Node, build_
                                         group_stats, impossible_bounds, leaf_bounds,
                                         read_footer)
 
-__all__ = ["PageStats", "page_stats"]
+__all__ = ["PageStats", "page_stats", "footer_page_stats", "PagePlaces", "page_places"]
 
 _thrift = LazyModule("prune_engine.stats._thrift")
 _pt = LazyModule("prune_engine.stats._page_thrift")
@@ -379,8 +379,18 @@ def page_stats(source, columns: Sequence[str] | None = None, filesystem=None) ->
     wanted = None if columns is None else ([columns] if isinstance(columns, str)
                                            else list(columns))
     tops = None if wanted is None else tuple(sorted({c.split(".")[0] for c in wanted}))
-    kernels = PAGE_KERNELS.get(len(files))
     footers = [_read(f, tops, listing.filesystem) for f in files]
+    return footer_page_stats(footers, wanted)
+
+
+def footer_page_stats(footers: list[FileFooter], columns: Sequence[str] | None = None,
+                      missing_ok: bool = False) -> PageStats:
+    """:func:`page_stats` of footers already read (``read_footer(..., page_index=True)``,
+    their files in order); ``missing_ok``: a leaf of ``columns`` no file has is left out
+    (else a :class:`~prune_engine.errors.StatsError`). The footers' own trust checks are
+    run on them (:func:`.parquet.group_stats`), as :func:`page_places` wants them run."""
+    wanted = None if columns is None else list(columns)
+    kernels = PAGE_KERNELS.get(len(footers))
     # the footer's own trust checks (impossible counts and bounds), per schema
     by_key: dict[tuple, list[int]] = {}
     for i, f in enumerate(footers):
@@ -402,7 +412,7 @@ def page_stats(source, columns: Sequence[str] | None = None, filesystem=None) ->
             table = _leaf_table(decoded, j_of[leaf.index], leaf, chain, problems)
             parts.setdefault(path, []).append((np.array(idx), table))
             known.setdefault(path, (chain, leaf))
-    if wanted is not None:
+    if wanted is not None and not missing_ok:
         missing = [c for c in wanted if c not in known]
         if missing:
             every = sorted({name for f in footers for name in f.plan.known})
@@ -414,7 +424,7 @@ def page_stats(source, columns: Sequence[str] | None = None, filesystem=None) ->
             warnings.warn(one_line(f"{path}: a page index that cannot be true is ignored "
                                    f"(those row groups read whole): {why[0]}", 370) + more,
                           stacklevel=2)
-    names = [f.path for f in files]
+    names = [f.path for f in footers]
     num_rows = [f.num_rows for f in footers]
     groups = pa.table({
         "path": pa.array(np.repeat(np.array(names, dtype=object),
@@ -426,6 +436,36 @@ def page_stats(source, columns: Sequence[str] | None = None, filesystem=None) ->
     for path, pieces in parts.items():
         out[path] = _assemble(path, pieces, footers, known[path])
     return PageStats(groups, out)
+
+
+@dataclass
+class PagePlaces:
+    """Where the data pages of one file's column chunks lie, from its OffsetIndex (checked
+    as for :func:`page_stats`). Chunk ``c = r * L + j`` is leaf ``j`` of the footer's plan
+    (``plan.leaves``, ``L`` of them) in row group ``r``; its pages are
+    ``first[c]:first[c] + count[c]`` of the per-page arrays (``count[c] == 0``: no usable
+    page index, read the chunk whole). ``start`` is where a chunk begins (its dictionary
+    page, if any), ``codec`` its Thrift codec."""
+
+    first: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+    codec: np.ndarray
+    offset: np.ndarray  # per page: in the file, its header included
+    size: np.ndarray  # per page: its bytes, header included
+    first_row: np.ndarray  # per page: its first row within its row group
+    row_count: np.ndarray  # per page
+
+
+def page_places(footer: FileFooter) -> PagePlaces:
+    """The page places of ``footer``'s chunks (read with ``page_index=True``; call it after
+    :func:`footer_page_stats` on the same footer, which warns of an index that cannot be true:
+    such a chunk has no pages here)."""
+    p = _decode([footer], PAGE_KERNELS.get(1), {footer.path: []})
+    rows = footer.rows
+    return PagePlaces(p.first, p.count, rows[:, _thrift.S_START], rows[:, _thrift.S_CODEC],
+                      p.pages[:, _pt.P_OFFSET],
+                      p.pages[:, _pt.P_SIZE], p.pages[:, _pt.P_FIRST_ROW], p.row_count)
 
 
 def _assemble(path: str, pieces: list, footers: list[FileFooter], known: tuple) -> pa.Table:

@@ -398,15 +398,63 @@ def _binary(raw: bytes) -> bytes:
     return _uvarint(len(raw)) + raw
 
 
-def schema_file(schema: bytes, arrow: bytes | None) -> bytes:
-    """A Parquet file of no row groups whose ``FileMetaData`` holds only the version, the raw
-    bytes of a footer's schema (its list, as :func:`._thrift.decode_footer` delimits it) and
-    the footer's ``ARROW:schema`` entry, if any: all pyarrow is given of a footer.
+@dataclass(frozen=True)
+class ChunkMeta:
+    """The ``ColumnMetaData`` of one column chunk of a file :func:`schema_file` writes:
+    ``type`` and ``codec`` are Thrift codes, ``encodings`` too; offsets are in that file."""
+
+    type: int
+    encodings: tuple[int, ...]
+    path: tuple[str, ...]
+    codec: int
+    num_values: int
+    uncompressed: int
+    compressed: int
+    data_offset: int
+    dictionary_offset: int | None = None
+
+
+def _zigzag(n: int) -> bytes:
+    return _uvarint((n << 1) ^ (n >> 63))
+
+
+def _list_header(size: int, kind: int) -> bytes:
+    return bytes([size << 4 | kind]) if size < 15 else bytes([0xF0 | kind]) + _uvarint(size)
+
+
+def _chunk(c: ChunkMeta) -> bytes:
+    """A Thrift ``ColumnChunk`` (file_offset, meta_data) holding ``c``."""
+    meta = bytearray(b"\x15" + _zigzag(c.type))  # 1: type
+    meta += b"\x19" + _list_header(len(c.encodings), 5) + b"".join(
+        _zigzag(e) for e in c.encodings)  # 2: encodings
+    meta += b"\x19" + _list_header(len(c.path), 8) + b"".join(
+        _binary(p.encode()) for p in c.path)  # 3: path_in_schema
+    meta += b"\x15" + _zigzag(c.codec)  # 4: codec
+    for value in (c.num_values, c.uncompressed, c.compressed):  # 5, 6, 7
+        meta += b"\x16" + _zigzag(value)
+    meta += b"\x26" + _zigzag(c.data_offset)  # 9: data_page_offset
+    if c.dictionary_offset is not None:
+        meta += b"\x26" + _zigzag(c.dictionary_offset)  # 11: dictionary_page_offset
+    meta += b"\x00"
+    start = c.dictionary_offset if c.dictionary_offset is not None else c.data_offset
+    return b"\x26" + _zigzag(start) + b"\x1c" + bytes(meta) + b"\x00"  # 2: file_offset, 3
+
+
+def schema_file(schema: bytes, arrow: bytes | None, pages: bytes = b"",
+                chunks: Sequence[ChunkMeta] = (), num_rows: int = 0,
+                created_by: str | None = None) -> bytes:
+    """A Parquet file whose ``FileMetaData`` holds the version, the raw bytes of a footer's
+    schema (its list, as :func:`._thrift.decode_footer` delimits it), the footer's
+    ``ARROW:schema`` entry, if any, and ``created_by``: all pyarrow is given of a footer.
+    Without ``chunks`` it has no row groups; with them (one per leaf column), one row group of
+    ``num_rows`` rows whose column chunks they describe, their pages being ``pages`` (which
+    follow the leading magic bytes: offsets count from the file's start).
 
     pyarrow thus reads the schema, the one part it must (logical types, the Arrow schema), and
     never the row groups, whose verdict is the kernels' alone: so a footer is accepted or
     refused, with the same statistics, whatever the process read before (the plans are cached
-    by exactly these bytes).
+    by exactly these bytes). The scan reads selected pages of a column chunk through such a
+    file (:mod:`prune_engine.scanning.pages`): the same schema, so the same Arrow types.
 
     >>> import io, pyarrow as pa, pyarrow.parquet as pq
     >>> from prune_engine.stats import _thrift
@@ -419,12 +467,21 @@ def schema_file(schema: bytes, arrow: bytes | None) -> bytes:
     """
     meta = bytearray(b"\x15\x02")  # 1: version 1 (i32)
     meta += b"\x19" + schema  # 2: schema (list<SchemaElement>)
-    meta += b"\x16\x00"  # 3: num_rows 0 (i64)
-    meta += b"\x19\x0c"  # 4: row_groups, an empty list<RowGroup>
+    meta += b"\x16" + _zigzag(num_rows if chunks else 0)  # 3: num_rows (i64)
+    if chunks:  # 4: row_groups, one RowGroup: 1 columns, 2 total_byte_size, 3 num_rows
+        meta += b"\x19\x1c\x19" + _list_header(len(chunks), 12) + b"".join(
+            _chunk(c) for c in chunks)
+        meta += b"\x16" + _zigzag(len(pages)) + b"\x16" + _zigzag(num_rows) + b"\x00"
+    else:
+        meta += b"\x19\x0c"  # 4: row_groups, an empty list<RowGroup>
+    last = 4
     if arrow is not None:  # 5: key_value_metadata, one KeyValue
         meta += b"\x19\x1c\x18" + _binary(ARROW_SCHEMA) + b"\x18" + _binary(arrow) + b"\x00"
+        last = 5
+    if created_by is not None:  # 6: created_by
+        meta += bytes([(6 - last) << 4 | 8]) + _binary(created_by.encode())
     meta += b"\x00"
-    return MAGIC + bytes(meta) + struct.pack("<I", len(meta)) + MAGIC
+    return MAGIC + pages + bytes(meta) + struct.pack("<I", len(meta)) + MAGIC
 
 
 def _plan(footer: np.ndarray, info: np.ndarray, columns: tuple[str, ...] | None
@@ -525,7 +582,7 @@ def _opened(source, filesystem):
 def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
                 filesystem=None, bloom=None, dictionaries=None,
                 dictionary_bytes: int = dictionary.MAX_BYTES,
-                page_index: bool = False) -> FileFooter:
+                page_index: bool = False, footer_size: int | None = None) -> FileFooter:
     """Read one file's footer and its raw per-row-group statistics.
 
     ``source`` is a path (on ``filesystem``, else local), a ``pyarrow.NativeFile`` or a binary
@@ -536,12 +593,15 @@ def read_footer(source, path: str, columns: tuple[str, ...] | None = None,
     chunk's bounds, makes that chunk's statistics unknown (``FileFooter.untrusted``).
     ``page_index``: also read the bytes of the selected leaves' page indexes
     (``FileFooter.index_ranges``; one read where they are contiguous, as writers put them
-    after the row groups), decoded by :mod:`.page_index`. Raises
+    after the row groups), decoded by :mod:`.page_index`. ``footer_size``: the footer's
+    length where the caller knows it (pyarrow's ``FileMetaData.serialized_size``): exactly
+    those bytes are read, in one request, instead of a guess. Raises
     ``OSError`` when the file cannot be read and ``ValueError`` / ``pyarrow.ArrowException`` /
     :class:`~prune_engine.errors.StatsError` when it is not valid Parquet.
     """
     with _opened(source, filesystem) as (read_at, size):
-        footer = _tail(read_at, size, TAIL_GUESS if filesystem is not None else 0)
+        guess = footer_size + 8 if footer_size else TAIL_GUESS if filesystem is not None else 0
+        footer = _tail(read_at, size, guess)
         indexes = bool(bloom or dictionaries)
         # the footer (and its length and magic) starts where the pages end
         result = _decode(footer, path, columns, pages_end=size - 8 - (footer.size - 1)

@@ -183,7 +183,7 @@ def test_layout_is_collect_stats_layout(pages, written):
 
 PREDICATES = {
     "key": lambda v: [f"key = {v}", f"key > {v}", f"key < {v}", f"key BETWEEN {v} AND {v + 500}"],
-    "i": lambda v: ["i = {v % 60 - 30}", f"i IS NULL", f"i <> {v % 60 - 30}"],
+    "i": lambda v: [f"i = {v % 60 - 30}", "i IS NULL", f"i <> {v % 60 - 30}"],
     "w": lambda v: [f"w = 'w{v % 3000:04d}'", f"w >= 'w{v % 3000:04d}'", "w LIKE 'w12%'"],
     "f": lambda v: [f"f > {v / 10**6}", f"f < {-v / 10**6}", "f = 0", "isnan(f)"],
     "b": lambda v: ["b", "NOT b", "b IS NULL"],
