@@ -3,9 +3,10 @@
 A writer that writes the page index (:mod:`prune_engine.stats.page_index`) records where each
 data page of a column chunk lies and which rows it holds. Given the row ranges of a row group
 where the predicate may be TRUE (:func:`prune_engine.row_ranges.row_ranges`), this module reads,
-for each projected leaf column, only the bytes of its dictionary page and of the data pages
-that overlap those ranges (adjacent pages in one request, through the file's random-access
-reads), and decodes them with pyarrow: it hands pyarrow an in-memory Parquet file whose one
+for each projected leaf column, only the bytes of the data pages that overlap those ranges
+(adjacent pages in one request, through the file's random-access reads) and of its dictionary
+page where one of those pages refers to it (a writer whose dictionary fills up writes plain
+pages from then on: those need none), and decodes them with pyarrow: it hands pyarrow an in-memory Parquet file whose one
 column chunk holds just those pages, with a footer written to match
 (:func:`prune_engine.stats.parquet.schema_file`: the file's own schema bytes and Arrow schema,
 so every column reads with exactly the types a whole read gives). The rows of the ranges are
@@ -25,10 +26,8 @@ What is trusted, and why:
   points between pages, is caught, not decoded into rows shifted against the other columns.
 - Leaves inside lists and maps, whose value counts are not row counts, are read whole (their
   top-level column, for the row group) and then cut to the ranges; so is a leaf whose
-  pages fail a check above, whose header does not parse (a header holding page statistics,
-  as parquet-java writes them, is one: see :func:`prune_engine._compact.read_struct`), or
-  that pyarrow refuses in the in-memory file. Reading whole loses nothing: it only reads
-  more bytes.
+  pages fail a check above, whose header does not parse, or that pyarrow refuses in the
+  in-memory file. Reading whole loses nothing: it only reads more bytes.
 - A struct's leaves are read one by one and put back together; each leaf carries the
   struct's nulls (its definition levels), so the struct's validity is the first leaf's, as
   a whole read gives it.
