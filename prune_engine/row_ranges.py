@@ -54,18 +54,26 @@ range algebra (pure numpy, no loop per row group or per page) never merges acros
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from prune_engine._lazy import LazyModule
 from prune_engine.api import OnInvalid, Predicate, Source, Stats, prune
 from prune_engine.api import explain as _explain
 from prune_engine.compiler.rules import rewrite
 from prune_engine.expr import nodes as n
 from prune_engine.expr.convert import to_expr
 from prune_engine.stats import layout
-from prune_engine.stats.page_index import PageStats, page_stats
 from prune_engine.stats.table import as_stats_table
+
+if TYPE_CHECKING:
+    from prune_engine.stats.page_index import PageStats
+
+#: the page index reader, imported where files are read (not by ``pe.explain`` without pages)
+page_index = LazyModule("prune_engine.stats.page_index")
 
 __all__ = ["Ranges", "normalize_ranges", "intersect_ranges", "union_ranges", "subtract_ranges",
            "combine_ranges", "ranges_from_pages", "row_ranges", "considered_groups", "prune_rows",
@@ -341,7 +349,7 @@ def prune_rows(source: Source, where: Predicate, stats: Stats | None = None, *,
 
         stats = collect_stats(source, granularity="row_group", filesystem=filesystem)
     stats = as_stats_table(stats)
-    pages = page_stats(source, columns=_paged_leaves(stats, where_tree), filesystem=filesystem)
+    pages = page_index.page_stats(source, columns=_paged_leaves(stats, where_tree), filesystem=filesystem)
     considered = considered_groups(pages.groups, stats, prune(stats, where_tree))
     return row_ranges(pages, where_tree, considered)
 
@@ -426,7 +434,7 @@ def explain_ranges(stats: Stats, where: Predicate, keep, *, filesystem=None
                        .to_pylist()))
     if files:
         tree = to_expr(where)
-        pages = page_stats(files, columns=_paged_leaves(table, tree), filesystem=filesystem)
+        pages = page_index.page_stats(files, columns=_paged_leaves(table, tree), filesystem=filesystem)
         considered = considered_groups(pages.groups, table, pa.array(keep))
         ranges = row_ranges(pages, tree, considered)
         read = containers.filter(pa.array(is_group & keep))

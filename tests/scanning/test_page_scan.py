@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import prune_engine as pe
 from prune_engine.scanning import pages as page_reading
 from tests.oracle.duck import load_table
+from tests.scanning.page_reads import whole_flat_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from counting_fs import CountingFileSystem  # noqa: E402
@@ -158,16 +159,7 @@ def _expected(duck, where: str, columns, path: str) -> list[dict]:
 @pytest.fixture
 def no_whole_flat_reads(monkeypatch):
     """Fail if a flat leaf is read whole (its pages not used) on a page-index file."""
-    whole = page_reading._whole
-    calls = []
-
-    def spy(pf, rg, leaves, rows):
-        if all(pf.schema.column(i).max_repetition_level == 0 for i in leaves):
-            calls.append((rg, leaves))
-        return whole(pf, rg, leaves, rows)
-
-    monkeypatch.setattr(page_reading, "_whole", spy)
-    return calls
+    return whole_flat_reads(monkeypatch)
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))

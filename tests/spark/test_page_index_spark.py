@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 import prune_engine as pe
 from prune_engine.stats.page_index import page_stats
 from tests.oracle.duck import connect
+from tests.scanning.page_reads import whole_flat_reads
 
 pytestmark = pytest.mark.spark
 
@@ -221,17 +222,7 @@ def test_scan_reads_spark_files_from_their_pages(micros, monkeypatch):
     """Spark's files are read from their pages: a lookup reads the pages of its ranges (its
     page headers as parquet-java writes them parse and agree with the index), no flat column
     whole, and gives DuckDB's rows."""
-    from prune_engine.scanning import pages as page_reading
-
-    whole = page_reading._whole
-    flat_whole = []
-
-    def spy(pf, rg, leaves, rows):
-        if all(pf.schema.column(i).max_repetition_level == 0 for i in leaves):
-            flat_whole.append((rg, leaves))
-        return whole(pf, rg, leaves, rows)
-
-    monkeypatch.setattr(page_reading, "_whole", spy)
+    flat_whole = whole_flat_reads(monkeypatch)
     for sql in ("k = 3000", "k BETWEEN 100 AND 180 OR s = 'c020'", f"ts = {_ts(20_000)}"):
         scan_equals_duckdb(micros, sql)
     assert not flat_whole, f"flat columns of Spark's files read whole: {flat_whole}"
